@@ -1,0 +1,3 @@
+"""deadline-audit: find timeout and deadline design defects statically."""
+
+__version__ = "0.1.0"
