@@ -1,0 +1,1 @@
+"""Extractors: pure functions (path, text) -> FileFacts, one per input kind."""
