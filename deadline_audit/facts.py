@@ -185,6 +185,7 @@ class FileFacts:
     go_version: str | None = None  # for kind gomod: the `go` directive; module in `module`
     env_role: str | None = None  # env files: layer | profile | doc (set by the pipeline)
     profile: str | None = None
+    layer_rank: int | None = None  # env layers: precedence order, later wins (set by the pipeline)
     decls: list[SymbolDecl] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
     functions: list[FunctionFact] = field(default_factory=list)

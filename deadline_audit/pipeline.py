@@ -2,3 +2,303 @@
 
 `cli.py` calls `analyse` (check) and `build` (graph, why, report); nothing here imports the CLI.
 """
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from deadline_audit import checks
+from deadline_audit.catalog import Catalog, load_catalog
+from deadline_audit.config import Config
+from deadline_audit.discovery import SourceFile, discover
+from deadline_audit.extract_cache import FactCache
+from deadline_audit.facts import FileFacts, InputProblem
+from deadline_audit.findings import AnalysisResult, Finding, InputError, Summary
+
+ALL_RULES = ("DA101", "DA102", "DA103", "DA201", "DA202", "DA301", "DA302",
+             "DA401", "DA402", "DA403", "DA501", "DA502")
+
+
+@dataclass
+class Build:
+    """Everything the checks and the reporters need from one run."""
+
+    graph: "TimeoutGraph"  # noqa: F821 - imported lazily (networkx)
+    facts: list[FileFacts]
+    errors: list[InputError] = field(default_factory=list)
+    files_scanned: int = 0
+    lines_scanned: int = 0
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExtractJob:
+    """One file to extract, with what the extractor needs to know about its place."""
+
+    kind: str
+    path: Path
+    display: str
+    module: str | None = None  # Python dotted module / Go import path
+    go_module: str | None = None  # Go: the go.mod module path
+
+
+def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
+          progress: bool = False) -> Build:
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    files, errors = discover(paths, config)
+    files = _with_explicit_env_files(files, config)
+    timings["discover"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    catalog = load_catalog(config.catalog)
+    jobs_list = _plan_jobs(files)
+    cache = FactCache(config.root / config.cache_dir, catalog.fingerprint) if use_cache else None
+    facts = _extract_all(jobs_list, catalog, cache, jobs=jobs, progress=progress)
+    _assign_env_roles(facts, config)
+    timings["extract"] = time.perf_counter() - t0
+
+    for item in facts:
+        for problem in item.problems:
+            errors.append(InputError(item.path, problem.message, problem.line, problem.column))
+
+    t0 = time.perf_counter()
+    from deadline_audit.graph import build_graph
+
+    graph = build_graph(facts, catalog)
+    timings["graph"] = time.perf_counter() - t0
+    return Build(
+        graph=graph,
+        facts=facts,
+        errors=errors,
+        files_scanned=len(files),
+        lines_scanned=sum(f.lines for f in facts),
+        phase_seconds=timings,
+    )
+
+
+def run_checks(result: Build, config: Config) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule_id in ALL_RULES + tuple(sorted(checks.implemented_rules() - set(ALL_RULES))):
+        check = checks.get_check(rule_id)
+        if check is None:
+            continue
+        options = dict(config.rule_options.get(rule_id, {}))
+        findings.extend(check(result.graph, options))
+    return findings
+
+
+def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
+            progress: bool = False) -> AnalysisResult:
+    started = time.perf_counter()
+    result = build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
+    t0 = time.perf_counter()
+    raw = run_checks(result, config)
+    result.phase_seconds["checks"] = time.perf_counter() - t0
+
+    from deadline_audit.postprocess import finalize
+
+    findings, suppressed = finalize(raw, config, _line_reader())
+    summary = Summary(
+        files_scanned=result.files_scanned,
+        lines_scanned=result.lines_scanned,
+        findings=len(findings),
+        suppressed=suppressed,
+        elapsed_s=round(time.perf_counter() - started, 3),
+    )
+    for finding in findings:
+        summary.by_rule[finding.rule_id] = summary.by_rule.get(finding.rule_id, 0) + 1
+    return AnalysisResult(findings=findings, errors=result.errors, summary=summary)
+
+
+def _line_reader():
+    cache: dict[str, list[str]] = {}
+
+    def read(path: str) -> list[str]:
+        if path not in cache:
+            try:
+                cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                cache[path] = []
+        return cache[path]
+
+    return read
+
+
+# -- planning: where each file sits (Go module, Python package) ----------------------
+
+def _plan_jobs(files: list[SourceFile]) -> list[ExtractJob]:
+    go_mods = {}
+    for f in files:
+        if f.kind == "gomod":
+            go_mods[f.path.parent] = _read_module_path(f.path)
+    planned = []
+    for f in files:
+        if f.kind == "go":
+            module_dir = next((d for d in [f.path.parent, *f.path.parent.parents] if d in go_mods), None)
+            if module_dir is not None and go_mods[module_dir]:
+                rel = f.path.parent.relative_to(module_dir).as_posix()
+                import_path = go_mods[module_dir] if rel == "." else f"{go_mods[module_dir]}/{rel}"
+                planned.append(ExtractJob("go", f.path, f.display, import_path, go_mods[module_dir]))
+            else:
+                planned.append(ExtractJob("go", f.path, f.display, f.path.parent.name, None))
+        elif f.kind == "python":
+            planned.append(ExtractJob("python", f.path, f.display, python_module_name(f.path)))
+        else:
+            planned.append(ExtractJob(f.kind, f.path, f.display))
+    return planned
+
+
+def _read_module_path(gomod: Path) -> str | None:
+    try:
+        for line in gomod.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split("//")[0].split()
+            if len(parts) >= 2 and parts[0] == "module":
+                return parts[1].strip('"')
+    except OSError:
+        return None
+    return None
+
+
+def python_module_name(path: Path) -> str:
+    """Dotted module name as Python would import it: climb while the folder is a package."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    return ".".join(parts) or path.parent.name
+
+
+# -- extraction -------------------------------------------------------------------
+
+def extract_one(job: ExtractJob, catalog: Catalog) -> FileFacts:
+    """One file -> facts. Never raises for bad input: problems go into the facts."""
+    try:
+        data = job.path.read_bytes()
+    except OSError as exc:
+        return FileFacts(path=job.display, kind=job.kind, problems=[InputProblem(f"cannot read: {exc.strerror}")])
+    try:
+        return _dispatch(job, data, catalog)
+    except RecursionError:
+        return FileFacts(path=job.display, kind=job.kind, lines=data.count(b"\n"),
+                         problems=[InputProblem("too deeply nested to analyse")])
+    except Exception as exc:  # an extractor bug must not lose the run
+        return FileFacts(path=job.display, kind=job.kind, lines=data.count(b"\n"),
+                         problems=[InputProblem(f"internal error while extracting: {type(exc).__name__}: {exc}")])
+
+
+def _dispatch(job: ExtractJob, data: bytes, catalog: Catalog) -> FileFacts:
+    if job.kind == "go":
+        from deadline_audit.extract.go import extract_go
+
+        return extract_go(job.display, data, job.module or "", job.go_module, catalog)
+    if job.kind == "gomod":
+        from deadline_audit.extract.go import extract_gomod
+
+        return extract_gomod(job.display, data.decode("utf-8", errors="replace"))
+    if job.kind == "python":
+        from deadline_audit.extract.python import extract_python
+
+        return extract_python(job.display, data, job.module or "", catalog)
+    text = data.decode("utf-8", errors="replace")
+    if job.kind == "env":
+        from deadline_audit.extract.envfile import extract_env
+
+        return extract_env(job.display, text)
+    if job.kind in ("yaml", "toml", "json"):
+        from deadline_audit.extract import configfile
+
+        return getattr(configfile, f"extract_{job.kind}")(job.display, text)
+    if job.kind == "markdown":
+        from deadline_audit.extract.markdown import extract_markdown
+
+        return extract_markdown(job.display, text)
+    return FileFacts(path=job.display, kind=job.kind, lines=text.count("\n"))
+
+
+def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | None, *,
+                 jobs: int, progress: bool) -> list[FileFacts]:
+    results: list[FileFacts | None] = [None] * len(planned)
+    todo: list[int] = []
+    keys: dict[int, str] = {}
+    for i, job in enumerate(planned):
+        if cache is not None:
+            key = cache.key(job)
+            if key is not None:
+                keys[i] = key
+                hit = cache.get(key)
+                if hit is not None:
+                    hit.path = job.display
+                    results[i] = hit
+                    continue
+        todo.append(i)
+    if jobs > 1 and len(todo) > 8:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            done = pool.map(extract_one, [planned[i] for i in todo], [catalog] * len(todo), chunksize=16)
+            for i, facts in zip(todo, done):
+                results[i] = facts
+    else:
+        for i in todo:
+            results[i] = extract_one(planned[i], catalog)
+    if cache is not None:
+        for i in todo:
+            if i in keys:
+                cache.put(keys[i], results[i])
+    return [r for r in results if r is not None]
+
+
+# -- env layers ---------------------------------------------------------------------
+
+def _with_explicit_env_files(files: list[SourceFile], config: Config) -> list[SourceFile]:
+    """`--env-file`/`env-files` may name files discovery did not list (outside a root
+    or ignored): they are inputs too."""
+    known = {f.path for f in files}
+    extra = []
+    for name in config.env_files:
+        path = (config.root / name).resolve() if not Path(name).is_absolute() else Path(name)
+        if path not in known and path.is_file():
+            extra.append(SourceFile(path=path, display=_display(path), kind="env", size=path.stat().st_size))
+    return files + extra
+
+
+def _display(path: Path) -> str:
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _assign_env_roles(facts: list[FileFacts], config: Config) -> None:
+    """SPEC §2: configured env-files are the layers, in order; otherwise files named
+    exactly `.env` are layers, shallower first; `.env.<profile>` are profiles; example
+    files document."""
+    from deadline_audit.extract.envfile import env_file_role
+
+    configured = [(config.root / n).resolve() for n in config.env_files]
+    env_facts = [f for f in facts if f.kind == "env"]
+    for item in env_facts:
+        role, profile = env_file_role(PurePosixPath(item.path).name)
+        item.env_role, item.profile = role, profile
+        if configured:
+            resolved = Path(item.path).resolve()
+            if resolved in configured:
+                item.env_role, item.profile = "layer", None
+            elif role == "layer":
+                item.env_role = "unlisted"
+    order = {p: i for i, p in enumerate(configured)}
+
+    def layer_key(item: FileFacts):
+        if configured:
+            return (order.get(Path(item.path).resolve(), len(order)), item.path)
+        return (len(PurePosixPath(item.path).parts), item.path)
+
+    layers = sorted((f for f in env_facts if f.env_role == "layer"), key=layer_key)
+    for rank, item in enumerate(layers):
+        item.layer_rank = rank

@@ -1,0 +1,55 @@
+"""Per-file fact cache (SPEC §7): facts keyed by content hash, tool version, facts
+version, catalog fingerprint and the file's place (module / import path).
+
+A warm run on an unchanged tree parses nothing: the graph is rebuilt from cached facts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from deadline_audit import __version__
+from deadline_audit.facts import FACTS_VERSION, FileFacts, from_json, to_json
+
+
+class FactCache:
+    def __init__(self, folder: Path, catalog_fingerprint: str) -> None:
+        self.folder = folder / "facts"
+        self.salt = f"{__version__}|{FACTS_VERSION}|{catalog_fingerprint}"
+
+    def key(self, job) -> str | None:
+        try:
+            data = job.path.read_bytes()
+        except OSError:
+            return None
+        digest = hashlib.sha256()
+        digest.update(self.salt.encode())
+        digest.update(f"|{job.kind}|{job.module}|{job.go_module}|".encode())
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _file(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> FileFacts | None:
+        try:
+            return from_json(self._file(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError, TypeError, KeyError):
+            return None  # a missing or damaged entry is a miss, never an error
+
+    def put(self, key: str, facts: FileFacts) -> None:
+        target = self._file(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n", encoding="utf-8")
+            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(to_json(facts))
+            os.replace(tmp, target)  # atomic: parallel runs never read half an entry
+        except OSError:
+            pass  # a read-only tree still gets analysed, just without a cache
