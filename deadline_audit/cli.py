@@ -288,9 +288,12 @@ def _build(targets: list[Path], config, jobs: int, no_cache: bool):
     try:
         from deadline_audit import pipeline
 
-        return pipeline.build(targets, config, jobs=jobs, use_cache=not no_cache)
+        built = pipeline.build(targets, config, jobs=jobs, use_cache=not no_cache)
     except Exception as e:
         _internal_error("building the timeout-flow graph", e)
+    if isinstance(built, tuple):
+        return built
+    return built.graph, built.errors
 
 
 def _print_input_errors(errors) -> None:
