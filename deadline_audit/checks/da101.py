@@ -1,0 +1,224 @@
+"""DA101 shadowed-lease: a hard deadline T under a renewable lease L with T <= L.
+
+For each operation lease the graph recognises, the hard deadlines that govern its
+operation are those written in the supervised function or in what it calls, and those
+configured on a client the operation uses. Each is compared with the lease's effective
+value; when a value is unresolved, a common source with identity transforms still proves
+T == L. Temporal: StartToCloseTimeout <= HeartbeatTimeout in one options literal/call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from deadline_audit.checks.evidence import describe_seconds, flow_steps, location_of
+from deadline_audit.findings import Finding, Related
+from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
+
+RULE_ID, RULE_NAME, SEVERITY = "DA101", "shadowed-lease", "error"
+
+
+@dataclass
+class Verdict:
+    """Why one hard deadline was (not) compared with one lease: shown by `why`."""
+
+    lease: str
+    fired: bool
+    reason: str
+
+
+@dataclass
+class Shadow:
+    site: str
+    leases: list[Lease] = field(default_factory=list)
+    common_source: str | None = None
+    how: str = ""
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    shadows, _ = analyse(graph)
+    for shadow in shadows.values():
+        yield _finding(graph, shadow)
+    yield from _temporal(graph)
+
+
+def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verdict]]]:
+    shadows: dict[str, Shadow] = {}
+    verdicts: dict[str, list[Verdict]] = {}
+    hard = [(s, p) for s, p in graph.sites if _is_hard(graph, s)]
+    for lease in graph.leases():
+        supervised = graph.reachable(lease.operations)
+        used: set[str] = set()
+        for fn in supervised:
+            used |= graph.used_symbols(fn)
+        for site, path in hard:
+            how = _governs(graph, site, path, supervised, used)
+            if how is None:
+                verdicts.setdefault(site.id, []).append(
+                    Verdict(lease.id, False, "not on the supervised path of this lease"))
+                continue
+            fired, reason, common = _compare(graph, site.id, lease)
+            verdicts.setdefault(site.id, []).append(Verdict(lease.id, fired, f"{how}; {reason}"))
+            if fired:
+                shadow = shadows.setdefault(site.id, Shadow(site.id, how=how))
+                shadow.leases.append(lease)
+                shadow.common_source = shadow.common_source or common
+    return shadows, verdicts
+
+
+def _is_hard(graph: TimeoutGraph, site) -> bool:
+    spec = graph.spec(site)
+    if site.role not in HARD_ROLES or spec is None or spec.temporal or spec.absolute:
+        return False
+    if site.role == "read_timeout":
+        # a per-read timeout is a total deadline only on a call that answers when done
+        return spec.answers_when_done and not site.extra.get("streaming")
+    return True
+
+
+def _governs(graph: TimeoutGraph, site, path: str, supervised: set[str], used: set[str]) -> str | None:
+    if site.function in supervised:
+        return "inside the supervised operation"
+    if graph.carriers(site, path) & used:
+        return "on the client the supervised operation uses"
+    return None
+
+
+def _compare(graph: TimeoutGraph, site_id: str, lease: Lease) -> tuple[bool, str, str | None]:
+    nodes = graph.g.nodes
+    t, lval = nodes[site_id].get("effective_seconds"), nodes[lease.id].get("effective_seconds")
+    common = _common_identity_source(graph, site_id, lease.id)
+    if t is not None and t == 0:
+        return False, "0 disables this deadline", None
+    if t is not None and lval is not None:
+        if t <= lval:
+            return True, f"{describe_seconds(t)} <= lease {describe_seconds(lval)}", common
+        return False, f"{describe_seconds(t)} > lease {describe_seconds(lval)}: a larger cap leaves room to renew", None
+    if common is not None:
+        return True, f"both come from {nodes[common].get('label', common)} unchanged", common
+    return False, "a value is unresolved and no common source links them", None
+
+
+def _common_identity_source(graph: TimeoutGraph, a: str, b: str) -> str | None:
+    shared = graph.sources(a) & graph.sources(b)
+    for source in sorted(shared):
+        if _identity_path(graph, source, a) and _identity_path(graph, source, b):
+            return source
+    return sorted(shared)[0] if shared and _values_equal(graph, a, b) else None
+
+
+def _identity_path(graph: TimeoutGraph, source: str, target: str) -> bool:
+    path = graph.flow_path(source, target)
+    identity = {"identity", "env_read", "parse_duration", "go_duration", "number"}
+    for u, v in zip(path, path[1:]):
+        edges = graph.g.get_edge_data(u, v) or {}
+        if not any(e.get("transform", "identity") in identity or e.get("transform", "").startswith("call ")
+                   for e in edges.values()):
+            return False
+    return len(path) > 1
+
+
+def _values_equal(graph: TimeoutGraph, a: str, b: str) -> bool:
+    va, vb = graph.g.nodes[a].get("effective_seconds"), graph.g.nodes[b].get("effective_seconds")
+    return va is not None and va == vb
+
+
+def _finding(graph: TimeoutGraph, shadow: Shadow) -> Finding:
+    node = graph.g.nodes[shadow.site]
+    t = node.get("effective_seconds")
+    lease = shadow.leases[0]
+    lval = graph.g.nodes[lease.id].get("effective_seconds")
+    kind = _lease_kind(lease)
+    what = node.get("label", "deadline")
+    if t is not None and lval is not None:
+        head = f"{what} {describe_seconds(t)} <= the {kind}lease {describe_seconds(lval)}"
+    else:
+        head = f"{what} and the {kind}lease come from the same value"
+    defaults = _default_clause(graph, shadow.site, lease.id)
+    consequence = ("the lease expires when this deadline does, so renewal can never extend this call"
+                   if t == lval or t is None else
+                   "the call dies before the lease first expires, so renewal can never extend it")
+    related = [Related(f"{_lease_kind(le)}lease set here ({describe_seconds(graph.g.nodes[le.id].get('effective_seconds'))})",
+                       le.location) for le in shadow.leases]
+    source = shadow.common_source or _first_source(graph, shadow.site)
+    return Finding(
+        rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY,
+        message=f"{head}{defaults}: {consequence}.",
+        location=location_of(graph, shadow.site),
+        related=related,
+        flow=flow_steps(graph, source, shadow.site) if source else [],
+        fix=_fix(graph, shadow.site),
+    )
+
+
+def _default_clause(graph: TimeoutGraph, site: str, lease: str) -> str:
+    t, lval = graph.g.nodes[site].get("default_seconds"), graph.g.nodes[lease].get("default_seconds")
+    if t is None or lval is None or (t == graph.g.nodes[site].get("effective_seconds")
+                                     and lval == graph.g.nodes[lease].get("effective_seconds")):
+        return ""
+    holds = "also" if t <= lval else "but not"
+    return f" ({holds} with the compiled defaults: {describe_seconds(t)} vs {describe_seconds(lval)})"
+
+
+def _lease_kind(lease: Lease) -> str:
+    """The lease's own name when the call gives one (`runWithLease(ctx, "model_call", …)`)."""
+    return f"{lease.name} " if lease.name else ""
+
+
+def _first_source(graph: TimeoutGraph, site: str) -> str | None:
+    sources = sorted(graph.sources(site))
+    env = [s for s in sources if s.startswith("env:")]
+    return (env or sources or [None])[0]
+
+
+def _fix(graph: TimeoutGraph, site: str) -> str:
+    role = graph.g.nodes[site].get("role")
+    api = graph.g.nodes[site].get("api", "")
+    if api.startswith("go:"):
+        return ("drop this total deadline; bound the call by the lease's context and keep phase timeouts "
+                "(dial, TLS, ResponseHeaderTimeout) on the Transport, or derive a larger cap from the lease "
+                "(lease × (maxRenewals + 1)).")
+    if role == "read_timeout":
+        return ("let the lease bound the call: derive the client timeout from the lease "
+                "(lease × (max_renewals + 1)) or keep only connect/pool timeouts.")
+    return "derive the hard cap from the lease (lease × (max renewals + 1)) so that renewal can extend the call."
+
+
+def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
+    groups: dict[str, dict[str, tuple]] = {}
+    for site, path in graph.sites:
+        spec = graph.spec(site)
+        if spec is not None and spec.temporal and site.group:
+            groups.setdefault(site.group, {})[spec.temporal] = (site, path)
+    for members in groups.values():
+        if "start_to_close" not in members or "heartbeat" not in members:
+            continue
+        stc, hb = members["start_to_close"][0], members["heartbeat"][0]
+        t = graph.g.nodes[stc.id].get("effective_seconds")
+        h = graph.g.nodes[hb.id].get("effective_seconds")
+        if t is None or h is None or t == 0 or h == 0 or t > h:
+            continue
+        yield Finding(
+            rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY,
+            message=(f"StartToCloseTimeout {describe_seconds(t)} <= HeartbeatTimeout {describe_seconds(h)}: "
+                     "the activity is killed before a missed heartbeat can ever be detected."),
+            location=location_of(graph, stc.id),
+            related=[Related(f"heartbeat timeout set here ({describe_seconds(h)})", location_of(graph, hb.id))],
+            flow=flow_steps(graph, _first_source(graph, stc.id), stc.id) if _first_source(graph, stc.id) else [],
+            fix="make HeartbeatTimeout a fraction of StartToCloseTimeout (heartbeat well inside the run's budget).",
+        )
+
+
+def explain(graph: TimeoutGraph, site_id: str) -> list[str]:
+    """For `why`: each lease considered for this hard deadline, and the verdict."""
+    _, verdicts = analyse(graph)
+    lines = []
+    for v in verdicts.get(site_id, []):
+        node = graph.g.nodes[v.lease]
+        where = f"{node.get('path')}:{node.get('line')}"
+        lines.append(f"DA101 {'fires' if v.fired else 'does not fire'}: lease at {where}: {v.reason}")
+    return lines
+
+
+__all__ = ["check", "analyse", "explain", "Ctx"]

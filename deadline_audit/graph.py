@@ -1,0 +1,630 @@
+"""The timeout-flow graph (SPEC §2): facts of all files -> one networkx MultiDiGraph.
+
+`build_graph` indexes the facts, then walks backwards from every site (and every lease
+the graph recognises) through the expressions that feed it, adding `env:`, `cfg:`,
+`sym:`, `lit:` and `site:` nodes with `flows` edges. Values are resolved in seconds per
+*scenario*: `effective` (env layers and profiles applied, SPEC §2) and `default` (no env
+value at all: what the compiled defaults give).
+
+Resolution policy: what syntax and the module's own declarations determine is resolved;
+anything else stays None. Unresolved means no link, and no link means no finding.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import networkx as nx
+
+from deadline_audit.catalog import Catalog, SiteSpec
+from deadline_audit.durations import Quantity, evaluate, parse_duration_text
+from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl
+from deadline_audit.findings import Layer, Location
+
+SCENARIOS = ("effective", "default")
+HARD_ROLES = ("transport_deadline", "context_deadline", "read_timeout")
+_MAX_DEPTH = 40
+
+
+@dataclass
+class Ctx:
+    """Where an expression is evaluated: its file and, inside a summarised call, the
+    arguments standing for the callee's parameters."""
+
+    path: str
+    subst: dict[str, tuple[Expr, "Ctx"]] = field(default_factory=dict)
+    call_at: tuple[str, int, int] | None = None  # outermost call: where a helper's env read is attributed
+
+    def key(self) -> tuple:
+        return (self.path, tuple(sorted((k, id(v[0])) for k, v in self.subst.items())))
+
+
+@dataclass
+class EnvVar:
+    name: str
+    layers: list[Layer] = field(default_factory=list)  # precedence order, later wins
+    profiles: list[Layer] = field(default_factory=list)
+    docs: list[Location] = field(default_factory=list)
+    reads: list[dict[str, Any]] = field(default_factory=list)  # {location, default_expr, ctx}
+
+    def effective_raw(self) -> tuple[str, Layer] | None:
+        if self.layers:
+            return self.layers[-1].raw, self.layers[-1]
+        if len({p.profile for p in self.profiles}) == 1:
+            return self.profiles[0].raw, self.profiles[0]
+        for p in self.profiles:
+            if p.profile in ("production", "prod"):
+                return p.raw, p
+        return None
+
+
+@dataclass
+class Lease:
+    """An operation lease: a call that supervises one operation with a renewable timer."""
+
+    id: str  # the site id of the lease call
+    location: Location
+    function: str | None  # where the lease call is written
+    duration: Expr | None
+    ctx: Ctx
+    operations: list[str]  # function symbols the lease supervises
+    helper: str | None  # the lease helper function, when there is one
+    kind: str = "helper"  # helper | temporal
+    unit: str = "s"
+    name: str | None = None  # a short string argument naming the lease ("model_call")
+
+
+class TimeoutGraph:
+    """The graph plus the indexes the checks query. `g` is what `graph` exports."""
+
+    def __init__(self, facts: list[FileFacts], catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.g = nx.MultiDiGraph()
+        self.files = {f.path: f for f in facts}
+        self.lang = {f.path: ("go" if f.kind == "go" else "python") for f in facts}
+        self.decls: dict[str, SymbolDecl] = {}
+        self.decl_path: dict[str, str] = {}
+        self.bindings: dict[str, list[tuple[Binding, str]]] = defaultdict(list)
+        self.functions: dict[str, tuple[FunctionFact, str]] = {}
+        self.closures: dict[str, list[str]] = defaultdict(list)
+        self.calls_in: dict[str | None, list[tuple[CallFact, str]]] = defaultdict(list)
+        self.sites: list[tuple[SiteFact, str]] = []
+        self.env: dict[str, EnvVar] = {}
+        self.config_values: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+        self.go_versions: dict[str, str] = {}
+        self._memo: dict[tuple, Any] = {}
+        self._active: set[tuple] = set()
+        self._index(facts)
+
+    # -- indexing ---------------------------------------------------------------------
+    def _index(self, facts: list[FileFacts]) -> None:
+        for f in facts:
+            for d in f.decls:
+                self.decls.setdefault(d.sym, d)
+                self.decl_path.setdefault(d.sym, f.path)
+            for b in f.bindings:
+                self.bindings[b.sym].append((b, f.path))
+            for fn in f.functions:
+                self.functions[fn.sym] = (fn, f.path)
+                if fn.enclosing:
+                    self.closures[fn.enclosing].append(fn.sym)
+            for c in f.calls:
+                self.calls_in[c.function].append((c, f.path))
+            for s in f.sites:
+                self.sites.append((s, f.path))
+            for cv in f.config_values:
+                self.config_values[cv.key].append((f.path, cv))
+            if f.kind == "gomod" and f.module:
+                self.go_versions[f.module] = f.go_version or ""
+        self._index_env(facts)
+        self._bind_params()
+
+    def _index_env(self, facts: list[FileFacts]) -> None:
+        env_files = [f for f in facts if f.kind == "env"]
+        layers = sorted((f for f in env_files if f.env_role == "layer"), key=lambda f: (f.layer_rank or 0))
+        for f in layers:
+            for v in f.env_values:
+                var = self.env_var(v.name)
+                var.layers.append(Layer(f.path, v.span.line, self._text_seconds(v.raw), v.raw))
+        for f in env_files:
+            for v in f.env_values:
+                if f.env_role == "profile":
+                    self.env_var(v.name).profiles.append(
+                        Layer(f.path, v.span.line, self._text_seconds(v.raw), v.raw, profile=f.profile))
+                elif f.env_role == "doc":
+                    self.env_var(v.name).docs.append(Location(f.path, v.span.line, v.span.column))
+        for var in self.env.values():
+            won = var.effective_raw()
+            if won is not None:
+                layer = won[1]
+                marked = Layer(layer.path, layer.line, layer.value_seconds, layer.raw, layer.profile, wins=True)
+                var.layers = [marked if lay is layer else lay for lay in var.layers]
+                var.profiles = [marked if p is layer else p for p in var.profiles]
+
+    @staticmethod
+    def _text_seconds(raw: str) -> float | None:
+        return parse_duration_text(raw, default_unit="s")
+
+    def env_var(self, name: str) -> EnvVar:
+        if name not in self.env:
+            self.env[name] = EnvVar(name)
+        return self.env[name]
+
+    def _bind_params(self) -> None:
+        """Each call's arguments flow into the callee's parameters (context-insensitive
+        bindings; summarised calls substitute arguments precisely instead)."""
+        for calls in list(self.calls_in.values()):
+            for call, path in calls:
+                callee = self.resolve_callee(call.callee, Ctx(path))
+                if callee is None:
+                    continue
+                fn = self.functions[callee][0]
+                for i, arg in enumerate(call.args):
+                    if i < len(fn.params):
+                        self.bindings[fn.params[i]].append((Binding(fn.params[i], arg, call.span, call.function), path))
+                for name, arg in call.kw.items():
+                    if name in fn.param_names:
+                        sym = fn.params[fn.param_names.index(name)]
+                        self.bindings[sym].append((Binding(sym, arg, call.span, call.function), path))
+
+    # -- types and names --------------------------------------------------------------
+    def member(self, type_name: str | None, name: str, path: str) -> str | None:
+        if not type_name:
+            return None
+        if type_name.startswith("py:"):
+            return f"sym:{type_name}.{name}"
+        if type_name.startswith("sym:"):
+            return f"{type_name}.{name}"
+        return f"sym:{'go' if self.lang.get(path) == 'go' else 'py'}:{type_name}.{name}"
+
+    def type_of(self, expr: Expr | None, ctx: Ctx, depth: int = 0) -> str | None:
+        if not expr or depth > 12:
+            return None
+        k = expr.get("k")
+        if k == "obj":
+            return expr.get("type")
+        if k == "ref":
+            sym = expr["sym"]
+            if sym in ctx.subst:
+                arg, arg_ctx = ctx.subst[sym]
+                return self.type_of(arg, arg_ctx, depth + 1)
+            decl = self.decls.get(sym)
+            if decl is not None and decl.type:
+                return decl.type
+            if decl is not None and decl.type_of:
+                found = self.type_of(decl.type_of, Ctx(self.decl_path[sym]), depth + 1)
+                if found:
+                    return found
+            for b, path in self.bindings.get(sym, ())[:8]:
+                found = self.type_of(b.expr, Ctx(path), depth + 1)
+                if found:
+                    return found
+            return None
+        if k == "field":
+            sym = self.resolve_field(expr, ctx, depth + 1)
+            return self.type_of({"k": "ref", "sym": sym}, ctx, depth + 1) if sym else None
+        if k == "call":
+            callee = expr.get("fn") or {}
+            if callee.get("k") == "fnref":
+                target = callee["sym"]
+                if target in self.functions:
+                    return self.functions[target][0].result_type
+                decl = self.decls.get(target)
+                if decl is not None and decl.kind in ("class", "type"):
+                    return _type_of_sym(target)
+                return None
+            sym = self.resolve_callee(callee, ctx)
+            return self.functions[sym][0].result_type if sym else None
+        return None
+
+    def resolve_field(self, expr: Expr, ctx: Ctx, depth: int = 0) -> str | None:
+        owner = self.type_of(expr.get("x"), ctx, depth + 1)
+        return self.member(owner, expr["name"], ctx.path)
+
+    def resolve_sym(self, expr: Expr | None, ctx: Ctx) -> str | None:
+        """The symbol an expr names (`ref`, or a `field` whose owner type is known)."""
+        if not expr:
+            return None
+        if expr.get("k") == "ref":
+            return expr["sym"]
+        if expr.get("k") == "field":
+            return self.resolve_field(expr, ctx)
+        return None
+
+    def resolve_callee(self, callee: Expr | None, ctx: Ctx) -> str | None:
+        if not callee:
+            return None
+        k = callee.get("k")
+        if k == "fnref":
+            sym = callee["sym"]
+            if sym in self.functions:
+                return sym
+            init = f"{sym}.__init__"  # a Python class called as a constructor
+            return init if init in self.functions else None
+        if k == "method":
+            sym = self.member(self.type_of(callee.get("x"), ctx), callee["name"], ctx.path)
+            return sym if sym in self.functions else None
+        if k == "ref":  # a function value held in a variable/field
+            for b, path in self.bindings.get(callee["sym"], ())[:4]:
+                found = self.resolve_callee(b.expr, Ctx(path))
+                if found:
+                    return found
+        return None
+
+    # -- values -----------------------------------------------------------------------
+    def seconds(self, expr: Expr | None, ctx: Ctx, unit: str | None, scenario: str = "effective") -> float | None:
+        value = self.value(expr, ctx, scenario)
+        return to_seconds(value, unit)
+
+    def value(self, expr: Expr | None, ctx: Ctx, scenario: str = "effective", depth: int = 0) -> Any:
+        if expr is None or depth > _MAX_DEPTH:
+            return None
+        return evaluate(expr, lambda e: self._resolve(e, ctx, scenario, depth + 1))
+
+    def _resolve(self, expr: Expr, ctx: Ctx, scenario: str, depth: int) -> Any:
+        k = expr.get("k")
+        if k == "ref":
+            return self._ref_value(expr["sym"], ctx, scenario, depth)
+        if k == "field":
+            sym = self.resolve_field(expr, ctx)
+            return self._ref_value(sym, ctx, scenario, depth) if sym else None
+        if k == "env":
+            name = self.value(expr.get("name"), ctx, scenario, depth)
+            if not isinstance(name, str):
+                return None
+            if scenario == "effective" and name in self.env:
+                won = self.env[name].effective_raw()
+                if won is not None:
+                    return won[0]
+            return self.value(expr.get("default"), ctx, scenario, depth)
+        if k == "cfg":
+            values = self.config_values.get(expr.get("key", ""), [])
+            if len(values) == 1:
+                raw = values[0][1]
+                return Quantity(float(raw.raw)) if raw.is_number else raw.raw
+            return self.value(expr.get("default"), ctx, scenario, depth)
+        if k == "call":
+            return self._call_value(expr, ctx, scenario, depth)
+        return None
+
+    def _ref_value(self, sym: str, ctx: Ctx, scenario: str, depth: int) -> Any:
+        if sym in ctx.subst:
+            arg, arg_ctx = ctx.subst[sym]
+            return self.value(arg, arg_ctx, scenario, depth)
+        key = (sym, scenario)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active:
+            return None
+        self._active.add(key)
+        try:
+            candidates = [self.value(b.expr, Ctx(path), scenario, depth) for b, path in self.bindings.get(sym, ())]
+        finally:
+            self._active.discard(key)
+        result = _agree(candidates)
+        self._memo[key] = result
+        return result
+
+    def _call_value(self, expr: Expr, ctx: Ctx, scenario: str, depth: int) -> Any:
+        callee = self.resolve_callee(expr.get("fn"), ctx)
+        if callee is None:
+            return None
+        fn, path = self.functions[callee]
+        inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx))
+        env_values, plain = [], []
+        for ret in fn.returns:
+            v = self.value(ret, inner, scenario, depth)
+            (env_values if _reads_env(ret, self, inner) else plain).append(v)
+        # A helper "env value if set, else default" returns both: the env-derived return
+        # wins when it resolves (the variable is set); else the others decide.
+        chosen = [v for v in env_values if v is not None]
+        return _agree(chosen) if chosen else _agree(plain)
+
+    def call_subst(self, fn: FunctionFact, call: Expr | CallFact, ctx: Ctx) -> dict[str, tuple[Expr, Ctx]]:
+        args = call.args if isinstance(call, CallFact) else call.get("args", [])
+        kw = call.kw if isinstance(call, CallFact) else call.get("kw", {})
+        subst: dict[str, tuple[Expr, Ctx]] = {}
+        for i, arg in enumerate(args):
+            if i < len(fn.params):
+                subst[fn.params[i]] = (arg, ctx)
+        for name, arg in (kw or {}).items():
+            if name in fn.param_names:
+                subst[fn.params[fn.param_names.index(name)]] = (arg, ctx)
+        for sym in fn.params:  # parameter defaults (Python) when the call leaves them out
+            if sym not in subst:
+                defaults = [b for b, _ in self.bindings.get(sym, ()) if b.is_default]
+                if defaults:
+                    subst[sym] = (defaults[0].expr, Ctx(self.functions[fn.sym][1]))
+        return subst
+
+    # -- sources and flows ------------------------------------------------------------
+    def deps(self, expr: Expr | None, ctx: Ctx, depth: int = 0) -> Iterator[tuple[str, Expr, Ctx, str | None]]:
+        """Direct graph sources of `expr`: (node id, the expr that names it, its ctx,
+        transform). Summarised calls are looked through, so a helper's env read shows as
+        the env node itself."""
+        if not expr or depth > _MAX_DEPTH:
+            return
+        k = expr.get("k")
+        if k == "ref":
+            sym = expr["sym"]
+            if sym in ctx.subst:
+                arg, arg_ctx = ctx.subst[sym]
+                yield from self.deps(arg, arg_ctx, depth + 1)
+            else:
+                yield sym, expr, ctx, None
+        elif k == "field":
+            sym = self.resolve_field(expr, ctx)
+            if sym:
+                yield sym, expr, ctx, None
+        elif k == "env":
+            name = self.value(expr.get("name"), ctx)
+            if isinstance(name, str):
+                yield f"env:{name}", expr, ctx, "env_read"
+        elif k == "cfg":
+            yield f"cfg:{expr.get('file') or '*'}#{expr.get('key')}", expr, ctx, "config_read"
+        elif k == "num" and expr.get("at"):
+            line, col = expr["at"][:2]
+            yield f"lit:{ctx.path}:{line}:{col}", expr, ctx, None
+        elif k == "call":
+            callee = self.resolve_callee(expr.get("fn"), ctx)
+            if callee is not None:
+                fn, path = self.functions[callee]
+                inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx))
+                for ret in fn.returns:
+                    for dep in self.deps(ret, inner, depth + 1):
+                        yield dep[0], dep[1], dep[2], dep[3] or f"call {callee.rsplit('.', 1)[-1]}"
+        elif k in ("op", "conv", "or"):
+            transform = expr.get("op") or expr.get("t") or "or"
+            children = expr.get("args") or ([expr["x"]] if "x" in expr else [])
+            for child in children:
+                for dep in self.deps(child, ctx, depth + 1):
+                    yield dep[0], dep[1], dep[2], dep[3] or transform
+
+    def sources(self, node: str) -> set[str]:
+        """Root nodes (no incoming flows) that feed `node`."""
+        if node not in self.g:
+            return set()
+        return {n for n in nx.ancestors(self.g, node) if self.g.in_degree(n) == 0}
+
+    def flow_path(self, source: str, target: str) -> list[str]:
+        try:
+            return nx.shortest_path(self.g, source, target)
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            return [target]
+
+    # -- call graph -------------------------------------------------------------------
+    def callees(self, fn_sym: str) -> set[str]:
+        found = set()
+        fn_path = self.functions[fn_sym][1] if fn_sym in self.functions else ""
+        for call, path in self.calls_in.get(fn_sym, ()):
+            target = self.resolve_callee(call.callee, Ctx(path or fn_path))
+            if target:
+                found.add(target)
+        found.update(self.closures.get(fn_sym, ()))
+        return found
+
+    def reachable(self, roots: list[str], limit: int = 400) -> set[str]:
+        seen, todo = set(), list(roots)
+        while todo and len(seen) < limit:
+            sym = todo.pop()
+            if sym in seen or sym not in self.functions:
+                continue
+            seen.add(sym)
+            todo.extend(self.callees(sym) - seen)
+        return seen
+
+    def used_symbols(self, fn_sym: str) -> set[str]:
+        """Fields/variables a function reads (its own uses, call receivers and args)."""
+        if fn_sym not in self.functions:
+            return set()
+        fn, path = self.functions[fn_sym]
+        ctx = Ctx(path)
+        found: set[str] = set()
+        exprs = list(fn.uses)
+        for call, _ in self.calls_in.get(fn_sym, ()):
+            exprs.append(call.callee)
+            exprs.extend(call.args)
+        for expr in exprs:
+            for sub in _walk(expr):
+                sym = self.resolve_sym(sub, ctx)
+                if sym:
+                    found.add(sym)
+        return found
+
+    def carriers(self, site: SiteFact, path: str) -> set[str]:
+        """Symbols that hold the object a site configures (the client field it is stored
+        in, through locals, returns and constructor results)."""
+        ctx = Ctx(path)
+        start = self.resolve_sym(site.stored_in, ctx)
+        found: set[str] = {start} if start else set()
+        if site.function and site.function in self.functions:
+            fn = self.functions[site.function][0]
+            if start is None or any(self.resolve_sym(r, ctx) == start for r in fn.returns):
+                found.add(f"return:{site.function}")
+        for _ in range(4):
+            grown = set(found)
+            for sym, binds in self.bindings.items():
+                if sym in grown:
+                    continue
+                for b, bpath in binds:
+                    if _feeds(b.expr, found, self, Ctx(bpath)):
+                        grown.add(sym)
+                        break
+            if grown == found:
+                break
+            found = grown
+        return {s for s in found if not s.startswith("return:")}
+
+    # -- leases -----------------------------------------------------------------------
+    def lease_helpers(self) -> dict[str, tuple[int, int]]:
+        """Functions that run an operation under a renewable timer: (duration param,
+        operation param). Structural (SPEC §4): a timer armed with a parameter, another
+        parameter called, renewal vocabulary; plus user-declared lease functions."""
+        words = set(self.catalog.words("renewal")) | set(self.catalog.words("lease"))
+        helpers = {}
+        for sym, (fn, _) in self.functions.items():
+            timer = set(fn.timer_params)
+            called = set(fn.called_params)
+            for closure in self.closures.get(sym, ()):
+                called |= _closure_called_params(self, closure, fn)
+                timer |= _closure_timer_params(self, closure, fn)
+            if timer and called - timer and words & set(fn.vocabulary):
+                helpers[sym] = (min(timer), min(called - timer))
+        for entry in self.catalog.entries("go", "leases") + self.catalog.entries("python", "leases"):
+            for sym in self.functions:
+                if _matches_any(sym, entry.get("func")):
+                    helpers[sym] = (int(entry.get("duration_arg", 0)), int(entry.get("operation_arg", 1)))
+        return helpers
+
+    def leases(self) -> list[Lease]:
+        if "_leases" in self._memo:
+            return self._memo["_leases"]
+        helpers = self.lease_helpers()
+        found: list[Lease] = []
+        for caller, calls in self.calls_in.items():
+            for call, path in calls:
+                ctx = Ctx(path)
+                target = self.resolve_callee(call.callee, ctx)
+                if target not in helpers:
+                    continue
+                fn = self.functions[target][0]
+                d_idx, op_idx = helpers[target]
+                duration = _arg(call, fn, d_idx)
+                operation = _arg(call, fn, op_idx)
+                ops = self.operation_functions(operation, ctx)
+                unit = "ns" if self.lang.get(path) == "go" else "s"
+                name = next((a["v"] for a in call.args if a.get("k") == "str" and 0 < len(a.get("v", "")) < 40), None)
+                found.append(Lease(
+                    id=f"site:{path}:{call.span.line}:{call.span.column}",
+                    location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
+                    function=caller, duration=duration, ctx=ctx, operations=ops, helper=target, unit=unit,
+                    name=name))
+        self._memo["_leases"] = found
+        return found
+
+    def operation_functions(self, expr: Expr | None, ctx: Ctx) -> list[str]:
+        if not expr:
+            return []
+        if expr.get("k") in ("fnref", "method", "ref"):
+            target = self.resolve_callee(expr, ctx)
+            return [target] if target else []
+        if expr.get("k") == "call":  # a coroutine object passed as the operation
+            target = self.resolve_callee(expr.get("fn"), ctx)
+            return [target] if target else []
+        return []
+
+    def spec(self, site: SiteFact) -> SiteSpec | None:
+        return self.catalog.site(site.api)
+
+    def go_version(self, path: str) -> str | None:
+        facts = self.files.get(path)
+        if facts and facts.module:
+            best = max((m for m in self.go_versions if facts.module.startswith(m)), key=len, default=None)
+            return self.go_versions.get(best) if best else None
+        return None
+
+
+# -- helpers ------------------------------------------------------------------------
+
+def to_seconds(value: Any, unit: str | None) -> float | None:
+    if isinstance(value, Quantity):
+        return value.to_seconds(unit)
+    if isinstance(value, str):
+        return parse_duration_text(value, default_unit=unit if unit == "s" else None)
+    return None
+
+
+def _agree(values: list[Any]) -> Any:
+    known = [v for v in values if v is not None]
+    if not known:
+        return None
+    first = known[0]
+    for v in known[1:]:
+        if isinstance(v, Quantity) and isinstance(first, Quantity):
+            if v.unit != first.unit or abs(v.value - first.value) > 1e-9 * max(1.0, abs(first.value)):
+                return None
+        elif v != first:
+            return None
+    return first
+
+
+def _at(expr: Expr, ctx: Ctx) -> tuple[str, int, int] | None:
+    at = expr.get("at")
+    return (ctx.path, at[0], at[1]) if at else None
+
+
+def _walk(expr: Any) -> Iterator[Expr]:
+    if isinstance(expr, dict):
+        if "k" in expr:
+            yield expr
+        for value in expr.values():
+            if isinstance(value, (dict, list)):
+                yield from _walk(value)
+    elif isinstance(expr, list):
+        for item in expr:
+            yield from _walk(item)
+
+
+def _reads_env(expr: Expr, graph: TimeoutGraph, ctx: Ctx) -> bool:
+    return any(dep[0].startswith("env:") for dep in graph.deps(expr, ctx))
+
+
+def _feeds(expr: Expr, syms: set[str], graph: TimeoutGraph, ctx: Ctx) -> bool:
+    k = expr.get("k")
+    if k in ("ref", "field"):
+        return graph.resolve_sym(expr, ctx) in syms
+    if k == "call":
+        callee = graph.resolve_callee(expr.get("fn"), ctx)
+        return callee is not None and f"return:{callee}" in syms
+    return False
+
+
+def _arg(call: CallFact, fn: FunctionFact, index: int) -> Expr | None:
+    if index < len(call.args):
+        return call.args[index]
+    if index < len(fn.param_names):
+        return call.kw.get(fn.param_names[index])
+    return None
+
+
+def _closure_called_params(graph: TimeoutGraph, closure: str, outer: FunctionFact) -> set[int]:
+    """A closure calling the enclosing function's parameter (`go func() { done <- fn(ctx) }()`)."""
+    found = set()
+    for call, _ in graph.calls_in.get(closure, ()):
+        callee = call.callee
+        if callee.get("k") == "ref" and callee["sym"] in outer.params:
+            found.add(outer.params.index(callee["sym"]))
+    return found
+
+
+def _closure_timer_params(graph: TimeoutGraph, closure: str, outer: FunctionFact) -> set[int]:
+    found = set()
+    for site, _ in graph.sites:
+        if site.function == closure and site.role in ("timer", "ticker", "sleep") and site.value:
+            if site.value.get("k") == "ref" and site.value["sym"] in outer.params:
+                found.add(outer.params.index(site.value["sym"]))
+    return found
+
+
+def _matches_any(sym: str, patterns: Any) -> bool:
+    from fnmatch import fnmatchcase
+
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    name = sym.split(":", 2)[-1]
+    return any(fnmatchcase(name, p) for p in patterns or ())
+
+
+def _type_of_sym(sym: str) -> str:
+    body = sym.split(":", 2)
+    return f"py:{body[2]}" if body[1] == "py" else body[2]
+
+
+def build_graph(facts: list[FileFacts], catalog: Catalog) -> TimeoutGraph:
+    from deadline_audit.graph_build import populate
+
+    graph = TimeoutGraph(facts, catalog)
+    populate(graph)
+    return graph

@@ -1,0 +1,149 @@
+"""Populate the networkx graph of a TimeoutGraph: nodes and `flows` edges, walking
+backwards from every site and lease through the expressions that feed them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deadline_audit.durations import Quantity
+from deadline_audit.facts import Expr
+from deadline_audit.findings import Location
+from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, to_seconds
+
+
+def populate(graph: TimeoutGraph) -> None:
+    g = graph.g
+    done: set[str] = set()
+    todo: list[str] = []
+
+    def link(target: str, expr: Expr | None, ctx: Ctx, unit: str | None, at: Location | None) -> None:
+        for node, named, dep_ctx, transform in graph.deps(expr, ctx):
+            _ensure_node(graph, node, named, dep_ctx, unit)
+            g.add_edge(node, target, key="flows", kind="flows", transform=transform or "identity",
+                       **_loc_attrs(at))
+            if node.startswith("sym:") and node not in done:
+                todo.append(node)
+
+    for site, path in graph.sites:
+        spec = graph.spec(site)
+        unit = site.unit or (spec.unit if spec else None)
+        ctx = Ctx(path)
+        loc = Location(path, site.span.line, site.span.column, site.span.end_line, site.span.end_column)
+        attrs = {
+            "kind": "site", "role": site.role, "api": site.api, "label": _api_label(site.api),
+            "path": path, "line": site.span.line, "column": site.span.column,
+            "function": site.function, "unit": unit, "implicit": site.value is None,
+        }
+        for scenario in SCENARIOS:
+            if site.value is None:
+                value = spec.implicit_default if spec else None
+            else:
+                value = graph.seconds(site.value, ctx, unit, scenario)
+            attrs[f"{scenario}_seconds"] = value
+        attrs["value_seconds"] = attrs["effective_seconds"]
+        g.add_node(site.id, **attrs)
+        link(site.id, site.value, ctx, unit, loc)
+
+    for lease in graph.leases():
+        attrs = {
+            "kind": "site", "role": "lease", "api": f"lease:{lease.helper}", "label": "lease",
+            "path": lease.location.path, "line": lease.location.line, "column": lease.location.column,
+            "function": lease.function, "unit": lease.unit, "implicit": False,
+            "operations": list(lease.operations),
+        }
+        for scenario in SCENARIOS:
+            attrs[f"{scenario}_seconds"] = graph.seconds(lease.duration, lease.ctx, lease.unit, scenario)
+        attrs["value_seconds"] = attrs["effective_seconds"]
+        g.add_node(lease.id, **attrs)
+        link(lease.id, lease.duration, lease.ctx, lease.unit, lease.location)
+
+    while todo:
+        sym = todo.pop()
+        if sym in done:
+            continue
+        done.add(sym)
+        for binding, path in graph.bindings.get(sym, ())[:64]:
+            at = Location(path, binding.span.line, binding.span.column)
+            link(sym, binding.expr, Ctx(path), g.nodes[sym].get("unit"), at)
+
+    for name, var in graph.env.items():
+        node = f"env:{name}"
+        if node not in g:
+            _ensure_node(graph, node, None, None, None)
+
+
+def _ensure_node(graph: TimeoutGraph, node: str, named: Expr | None, ctx: Ctx | None, unit: str | None) -> None:
+    g = graph.g
+    if node.startswith("env:"):
+        name = node[4:]
+        var = graph.env_var(name)
+        if named is not None and ctx is not None:
+            at = ctx.call_at or (ctx.path, *(named.get("at") or (None, None))[:2])
+            default_value = graph.value(named.get("default"), ctx, "default")
+            read = {"path": at[0], "line": at[1], "column": at[2],
+                    "default_seconds": to_seconds(default_value, unit)}
+            if read not in var.reads:
+                var.reads.append(read)
+        raw = var.effective_raw()
+        g.add_node(node, kind="env", label=name,
+                   layers=[_layer(lay) for lay in var.layers],
+                   profiles=[_layer(p) for p in var.profiles],
+                   docs=[{"path": d.path, "line": d.line} for d in var.docs],
+                   reads=list(var.reads),
+                   value_seconds=raw[1].value_seconds if raw else None,
+                   effective_raw=raw[0] if raw else None)
+        return
+    if node in g:
+        return
+    if node.startswith("lit:"):
+        value = graph.value(named, ctx) if named is not None else None
+        path, line, col = _lit_parts(node)
+        g.add_node(node, kind="lit", label=_lit_label(value), path=path, line=line, column=col,
+                   value_seconds=to_seconds(value, unit), unit=unit)
+        return
+    if node.startswith("cfg:"):
+        g.add_node(node, kind="cfg", label=node[4:])
+        return
+    decl = graph.decls.get(node)
+    attrs: dict[str, Any] = {"kind": "sym", "label": _sym_label(node), "unit": unit}
+    if decl is not None:
+        attrs.update(path=graph.decl_path[node], line=decl.span.line, column=decl.span.column, decl=decl.kind)
+    for scenario in ("effective", "default"):
+        attrs[f"{scenario}_seconds"] = to_seconds(graph.value({"k": "ref", "sym": node}, Ctx(attrs.get("path", "")), scenario), unit)
+    attrs["value_seconds"] = attrs["effective_seconds"]
+    g.add_node(node, **attrs)
+
+
+def _lit_parts(node: str) -> tuple[str, int, int]:
+    body, line, col = node[4:].rsplit(":", 2)
+    return body, int(line), int(col)
+
+
+def _lit_label(value: Any) -> str:
+    if isinstance(value, Quantity):
+        return f"{value.value:g}{value.unit or ''}"
+    return str(value)
+
+
+def _layer(layer) -> dict[str, Any]:
+    return {"path": layer.path, "line": layer.line, "raw": layer.raw, "value_seconds": layer.value_seconds,
+            "profile": layer.profile, "wins": layer.wins}
+
+
+def _loc_attrs(at: Location | None) -> dict[str, Any]:
+    return {"path": at.path, "line": at.line} if at else {}
+
+
+def _sym_label(sym: str) -> str:
+    """`sym:go:example.com/engine/internal/models.Config.Timeout` -> `models.Config.Timeout`."""
+    body = sym.split(":", 2)[-1]
+    if "/" in body:
+        body = body.rsplit("/", 1)[-1]
+    return body
+
+
+def _api_label(api: str) -> str:
+    body = api.split(":", 1)[-1]
+    if "/" in body:
+        body = body.rsplit("/", 1)[-1]
+    return body
