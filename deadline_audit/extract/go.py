@@ -1,0 +1,1207 @@
+"""Go extractor: one `.go` file → FileFacts (see deadline_audit/facts.py for the contract).
+
+tree-sitter-go gives syntax only. Identifiers are resolved through the scopes of this file
+(func literal → enclosing function → package); types are tracked where the file itself
+says them (receivers, typed params, composite literals, declared vars, in-file struct
+fields and function results). All API knowledge comes from the catalog.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+import tree_sitter_go as tsgo
+from tree_sitter import Language, Parser, Query, QueryCursor
+
+from deadline_audit.catalog import Catalog
+from deadline_audit.extract.go_text import (
+    CONFIG_FILE_RE,
+    GoCatalog,
+    Positions,
+    default_alias,
+    extract_gomod,
+    go_catalog,
+    parse_number,
+    parse_struct_tag,
+    unquote,
+)
+from deadline_audit.facts import (
+    Binding,
+    CallFact,
+    Expr,
+    FileFacts,
+    FunctionFact,
+    InputProblem,
+    SiteFact,
+    SymbolDecl,
+)
+
+__all__ = ["extract_go", "extract_gomod"]
+
+GO = Language(tsgo.language())
+_PARSER = Parser(GO)
+_COMMENTS = Query(GO, "(comment) @c")
+
+_BUILTIN_TYPES = frozenset(
+    "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune "
+    "string uint uint8 uint16 uint32 uint64 uintptr any comparable".split()
+)
+_NUMERIC_CONV = frozenset(
+    "byte float32 float64 int int8 int16 int32 int64 rune uint uint8 uint16 uint32 uint64 uintptr".split()
+)
+_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+_TIMERISH = frozenset({"timer", "ticker", "sleep"})
+_USES_CAP = 64
+
+
+class _Fn:
+    """A function being walked: its fact, scope and parameter indices."""
+
+    __slots__ = ("sym", "fact", "scope", "parent", "uses_keys")
+
+    def __init__(self, sym: str, fact: FunctionFact, parent: _Fn | None) -> None:
+        self.sym = sym
+        self.fact = fact
+        self.scope: dict[str, tuple[str, str | None]] = {}  # name → (sym, type)
+        self.parent = parent
+        self.uses_keys: set[str] = set()
+
+
+class _GoFile:
+    def __init__(self, path: str, source: bytes, ip: str, module_path: str | None, cat: GoCatalog) -> None:
+        self.path = path
+        self.src = source
+        self.ip = ip
+        self.pfx = "sym:go:" + ip + "."
+        self.module_path = module_path
+        self.cat = cat
+        self.pos = Positions(source)
+        self.facts = FileFacts(path=path, kind="go", module=ip,
+                               lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1))
+        self.imports: dict[str, str] = {}
+        self.types: set[str] = set()  # type names declared in this file
+        self.struct_fields: dict[str, dict[str, str | None]] = {}  # qualified type → field → type
+        self.func_results: dict[str, str | None] = {}  # func name → result type
+        self.method_results: dict[str, dict[str, str | None]] = {}  # qualified type → method → result
+        self.pkg_vars: dict[str, str | None] = {}  # package var/const → type
+        self.str_consts: dict[str, str] = {}  # package const → string value
+        self.fn: _Fn | None = None
+        self.param_of: dict[str, tuple[_Fn, int]] = {}  # param sym → (function, index)
+        self.derived: dict[str, set[tuple[int, int]]] = {}  # local sym → {(id(fn), index)}
+        self.fn_by_id: dict[int, _Fn] = {}
+        self.iota: int | None = None
+        self.env_names: dict[str, None] = {}
+        self.cfg_files: dict[str, None] = {}
+        self._new_decl: SymbolDecl | None = None
+
+    # --- small helpers --------------------------------------------------------------
+    def text(self, node: Any) -> str:
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def at(self, node: Any) -> list[int]:
+        return self.pos.at(node)
+
+    def unknown(self, node: Any) -> Expr:
+        t = " ".join(self.text(node).split())
+        return {"k": "unknown", "text": t[:80], "at": self.at(node)}
+
+    def is_module(self, ip: str) -> bool:
+        mp = self.module_path
+        return bool(mp) and (ip == mp or ip.startswith(mp + "/"))
+
+    def qtype(self, node: Any) -> str | None:
+        """Qualified type name of a type node, pointers/slices stripped."""
+        while node is not None:
+            t = node.type
+            if t == "type_identifier":
+                name = self.text(node)
+                if name in _BUILTIN_TYPES:
+                    return name
+                return self.ip + "." + name
+            if t == "qualified_type":
+                pkg = self.text(node.child_by_field_name("package"))
+                name = self.text(node.child_by_field_name("name"))
+                return self.imports.get(pkg, pkg) + "." + name
+            if t in ("pointer_type", "parenthesized_type"):
+                node = node.named_children[-1] if node.named_children else None
+            elif t in ("slice_type", "array_type"):
+                node = node.child_by_field_name("element")
+            elif t == "generic_type":
+                node = node.child_by_field_name("type")
+            elif t == "type_elem":
+                node = node.named_children[0] if node.named_children else None
+            else:
+                return None
+        return None
+
+    def lookup(self, name: str) -> tuple[str, str | None] | None:
+        fn = self.fn
+        while fn is not None:
+            hit = fn.scope.get(name)
+            if hit is not None:
+                return hit
+            fn = fn.parent
+        return None
+
+    def alias(self, name: str) -> str | None:
+        """Import path when `name` is an import alias not shadowed by a local."""
+        ip = self.imports.get(name)
+        if ip is None or self.lookup(name) is not None:
+            return None
+        return ip
+
+    # --- run ------------------------------------------------------------------------
+    def run(self) -> FileFacts:
+        tree = _PARSER.parse(self.src)
+        root = tree.root_node
+        if root.has_error:
+            self.syntax_problem(root)
+        top = root.named_children
+        for node in top:
+            if node.type == "import_declaration":
+                self.do_imports(node)
+        for node in top:
+            self.prepass(node)
+        self.comments = sorted((n.start_byte, n.end_byte) for n in
+                               QueryCursor(_COMMENTS).captures(root).get("c", []))
+        self.comment_starts = [c[0] for c in self.comments]
+        for node in top:
+            t = node.type
+            if t == "function_declaration" or t == "method_declaration":
+                self.do_func_decl(node)
+            elif t == "const_declaration":
+                self.do_consts(node)
+            elif t == "var_declaration":
+                self.do_vars(node)
+            elif t == "type_declaration":
+                self.do_type_decl(node)
+        self.facts.env_names_read = list(self.env_names)
+        self.facts.config_files_named = list(self.cfg_files)
+        return self.facts
+
+    def syntax_problem(self, root: Any) -> None:
+        node = root
+        while True:
+            nxt = None
+            for c in node.children:
+                if c.type == "ERROR" or c.is_missing:
+                    nxt = c
+                    break
+                if c.has_error:
+                    nxt = c
+                    break
+            if nxt is None or nxt.type == "ERROR" or nxt.is_missing:
+                node = nxt if nxt is not None else node
+                break
+            node = nxt
+        r, c = node.start_point
+        msg = f"syntax error: missing {node.type}" if node.is_missing else "syntax error"
+        self.facts.problems.append(InputProblem(msg, r + 1, self.pos.col(r, c)))
+
+    def do_imports(self, node: Any) -> None:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            for c in n.named_children:
+                if c.type == "import_spec":
+                    path_node = c.child_by_field_name("path")
+                    if path_node is None:
+                        continue
+                    ip = unquote(self.text(path_node))
+                    name = c.child_by_field_name("name")
+                    if name is not None:
+                        alias = self.text(name)
+                        if alias in ("_", ".") or name.type in ("blank_identifier", "dot"):
+                            continue
+                    else:
+                        alias = default_alias(ip)
+                    self.imports[alias] = ip
+                elif c.type == "import_spec_list":
+                    stack.append(c)
+
+    def prepass(self, node: Any) -> None:
+        t = node.type
+        if t == "type_declaration":
+            for spec in node.named_children:
+                name = spec.child_by_field_name("name")
+                if name is None:
+                    continue
+                tname = self.text(name)
+                self.types.add(tname)
+                ty = spec.child_by_field_name("type")
+                if ty is not None and ty.type == "struct_type":
+                    self.collect_fields(self.ip + "." + tname, ty)
+        elif t == "function_declaration":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.func_results[self.text(name)] = self.result_type(node)
+        elif t == "method_declaration":
+            recv = self.receiver(node)
+            name = node.child_by_field_name("name")
+            if recv and name is not None:
+                self.method_results.setdefault(recv[1] or "", {})[self.text(name)] = self.result_type(node)
+        elif t in ("var_declaration", "const_declaration"):
+            for spec in self.specs(node):
+                ty = spec.child_by_field_name("type")
+                qt = self.qtype(ty) if ty is not None else None
+                values = spec.child_by_field_name("value")
+                vals = values.named_children if values is not None else []
+                for i, name in enumerate(spec.children_by_field_name("name")):
+                    vt = qt
+                    if vt is None and i < len(vals):
+                        vt = self.static_type(vals[i])
+                    self.pkg_vars[self.text(name)] = vt
+                    if t == "const_declaration" and i < len(vals) and vals[i].type in (
+                            "interpreted_string_literal", "raw_string_literal"):
+                        self.str_consts[self.text(name)] = unquote(self.text(vals[i]))
+
+    def collect_fields(self, qname: str, struct: Any) -> None:
+        fields: dict[str, str | None] = {}
+        self.struct_fields[qname] = fields
+        body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
+        if body is None:
+            return
+        for fd in body.named_children:
+            if fd.type != "field_declaration":
+                continue
+            ty = fd.child_by_field_name("type")
+            names = fd.children_by_field_name("name")
+            if ty is not None and ty.type == "struct_type":
+                for n in names:
+                    sub = qname + "." + self.text(n)
+                    self.collect_fields(sub, ty)
+                    fields[self.text(n)] = sub
+                continue
+            qt = self.qtype(ty) if ty is not None else None
+            if names:
+                for n in names:
+                    fields[self.text(n)] = qt
+            elif qt:
+                fields[qt.rsplit(".", 1)[-1]] = qt
+
+    @staticmethod
+    def specs(node: Any) -> list[Any]:
+        out = []
+        for c in node.named_children:
+            if c.type in ("var_spec", "const_spec"):
+                out.append(c)
+            elif c.type == "var_spec_list":
+                out.extend(x for x in c.named_children if x.type == "var_spec")
+        return out
+
+    def result_type(self, node: Any) -> str | None:
+        res = node.child_by_field_name("result")
+        if res is None:
+            return None
+        if res.type == "parameter_list":
+            decl = next((c for c in res.named_children if c.type == "parameter_declaration"), None)
+            res = decl.child_by_field_name("type") if decl is not None else None
+        qt = self.qtype(res) if res is not None else None
+        return None if qt in _BUILTIN_TYPES else qt
+
+    def receiver(self, node: Any) -> tuple[str | None, str | None] | None:
+        recv = node.child_by_field_name("receiver")
+        if recv is None:
+            return None
+        decl = next((c for c in recv.named_children if c.type == "parameter_declaration"), None)
+        if decl is None:
+            return None
+        name = decl.child_by_field_name("name")
+        ty = decl.child_by_field_name("type")
+        return (self.text(name) if name is not None else None, self.qtype(ty) if ty is not None else None)
+
+    def static_type(self, node: Any) -> str | None:
+        """The type of an expression when this file says it (no side effects)."""
+        t = node.type
+        if t == "identifier":
+            name = self.text(node)
+            hit = self.lookup(name)
+            if hit is not None:
+                return hit[1]
+            return self.pkg_vars.get(name)
+        if t == "composite_literal":
+            ty = node.child_by_field_name("type")
+            return self.qtype(ty) if ty is not None and ty.type in (
+                "type_identifier", "qualified_type", "generic_type") else None
+        if t == "unary_expression":
+            op = node.child_by_field_name("operator")
+            if op is not None and op.type in ("&", "*"):
+                return self.static_type(node.child_by_field_name("operand"))
+            return None
+        if t == "parenthesized_expression":
+            inner = node.named_children
+            return self.static_type(inner[0]) if inner else None
+        if t == "selector_expression":
+            operand = node.child_by_field_name("operand")
+            fname = self.text(node.child_by_field_name("field"))
+            if operand.type == "identifier":
+                ip = self.alias(self.text(operand))
+                if ip is not None:
+                    return None
+            ot = self.static_type(operand)
+            if ot is None:
+                return None
+            fields = self.struct_fields.get(ot)
+            return fields.get(fname) if fields else None
+        if t == "call_expression":
+            fn = node.child_by_field_name("function")
+            if fn.type == "identifier":
+                name = self.text(fn)
+                if self.lookup(name) is None:
+                    if name in self.types:
+                        return self.ip + "." + name
+                    return self.func_results.get(name)
+                return None
+            if fn.type == "selector_expression":
+                operand = fn.child_by_field_name("operand")
+                fname = self.text(fn.child_by_field_name("field"))
+                if operand.type == "identifier":
+                    ip = self.alias(self.text(operand))
+                    if ip is not None:
+                        return None
+                ot = self.static_type(operand)
+                if ot is not None:
+                    return self.method_results.get(ot, {}).get(fname)
+        return None
+
+    def guess_type(self, node: Any) -> str | None:
+        """static_type, plus the Go convention that `pkg.NewT(...)` returns a *pkg.T (used only
+        to match catalog methods such as time.Timer.Reset, never reported as a decl type)."""
+        st = self.static_type(node)
+        if st is not None or node.type != "call_expression":
+            return st
+        fn = node.child_by_field_name("function")
+        if fn.type == "selector_expression":
+            operand = fn.child_by_field_name("operand")
+            if operand.type == "identifier":
+                ip = self.alias(self.text(operand))
+                fname = self.text(fn.child_by_field_name("field"))
+                if ip is not None and fname.startswith("New") and len(fname) > 3 and fname[3].isupper():
+                    return ip + "." + fname[3:]
+        return None
+
+    # --- declarations ---------------------------------------------------------------
+    def decl(self, sym: str, kind: str, node: Any, **kw: Any) -> SymbolDecl:
+        d = SymbolDecl(sym=sym, kind=kind, span=self.pos.span(node), **kw)
+        self.facts.decls.append(d)
+        return d
+
+    def do_type_decl(self, node: Any) -> None:
+        for spec in node.named_children:
+            name = spec.child_by_field_name("name")
+            if name is None:
+                continue
+            tname = self.text(name)
+            self.decl(self.pfx + tname, "type", name)
+            ty = spec.child_by_field_name("type")
+            if ty is not None and ty.type == "struct_type":
+                self.field_decls(self.ip + "." + tname, ty)
+
+    def field_decls(self, qname: str, struct: Any) -> None:
+        body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
+        if body is None:
+            return
+        fields = self.struct_fields.get(qname, {})
+        for fd in body.named_children:
+            if fd.type != "field_declaration":
+                continue
+            tag = fd.child_by_field_name("tag")
+            tags = parse_struct_tag(unquote(self.text(tag))) if tag is not None else {}
+            names = fd.children_by_field_name("name")
+            ty = fd.child_by_field_name("type")
+            if names:
+                for n in names:
+                    fname = self.text(n)
+                    self.decl("sym:go:" + qname + "." + fname, "field", n, type=fields.get(fname), tags=dict(tags))
+                    if ty is not None and ty.type == "struct_type":
+                        self.field_decls(qname + "." + fname, ty)
+            elif ty is not None:
+                qt = self.qtype(ty)
+                if qt:
+                    self.decl("sym:go:" + qname + "." + qt.rsplit(".", 1)[-1], "field", ty, type=qt,
+                              tags=tags, embedded=True)
+
+    def do_consts(self, node: Any, fn_sym: str | None = None) -> None:
+        prev_vals: list[Any] = []
+        prev_type = None
+        for i, spec in enumerate(self.specs(node)):
+            values = spec.child_by_field_name("value")
+            ty = spec.child_by_field_name("type")
+            if values is not None:
+                prev_vals = values.named_children
+                prev_type = ty
+            elif ty is None:
+                ty = prev_type
+            self.iota = i
+            try:
+                self.value_spec(spec, "const", prev_vals, ty)
+            finally:
+                self.iota = None
+
+    def do_vars(self, node: Any) -> None:
+        for spec in self.specs(node):
+            values = spec.child_by_field_name("value")
+            self.value_spec(spec, "var" if self.fn is None else "local",
+                            values.named_children if values is not None else [],
+                            spec.child_by_field_name("type"))
+
+    def value_spec(self, spec: Any, kind: str, vals: list[Any], ty: Any) -> None:
+        qt = self.qtype(ty) if ty is not None else None
+        names = spec.children_by_field_name("name")
+        single_call = len(names) > 1 and len(vals) == 1
+        for i, name in enumerate(names):
+            n = self.text(name)
+            if n == "_":
+                if i < len(vals):
+                    self.ex(vals[i])
+                continue
+            if self.fn is None:
+                sym = self.pfx + n
+            else:
+                kind = "const" if kind == "const" else "local"
+                sym = self.fn.sym + "." + n
+            val = vals[i] if i < len(vals) else None
+            vtype = qt
+            type_of = None
+            if val is not None and vtype is None:
+                vtype = self.static_type(val)
+            local_type = vtype if vtype is not None or val is None else self.guess_type(val)
+            if self.fn is not None:
+                self.fn.scope[n] = (sym, local_type)
+            if val is not None and not (single_call and i > 0):
+                expr = self.ex(val, {"k": "ref", "sym": sym})
+                if vtype is None and expr.get("k") == "call":
+                    type_of = expr
+                self.decl(sym, kind, name, type=vtype, type_of=type_of)
+                self.bind(sym, expr, name, val)
+            else:
+                self.decl(sym, kind, name, type=vtype)
+
+    def bind(self, sym: str, expr: Expr, start: Any, end: Any) -> None:
+        fn = self.fn
+        self.facts.bindings.append(Binding(sym=sym, expr=expr, span=self.pos.span(start, end),
+                                           function=fn.sym if fn is not None else None))
+        if fn is not None and self.param_of:
+            src = self.param_sources(expr)
+            if src:
+                self.derived.setdefault(sym, set()).update(src)
+
+    def param_sources(self, expr: Any) -> set[tuple[int, int]]:
+        out: set[tuple[int, int]] = set()
+        stack = [expr]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, dict):
+                if e.get("k") == "ref":
+                    s = e["sym"]
+                    p = self.param_of.get(s)
+                    if p is not None:
+                        out.add((id(p[0]), p[1]))
+                    d = self.derived.get(s)
+                    if d:
+                        out |= d
+                else:
+                    stack.extend(v for v in e.values() if isinstance(v, (dict, list)))
+            elif isinstance(e, list):
+                stack.extend(e)
+        return out
+
+    # --- functions ------------------------------------------------------------------
+    def do_func_decl(self, node: Any) -> None:
+        name = self.text(node.child_by_field_name("name"))
+        recv = self.receiver(node)
+        if recv is not None:
+            rtype = recv[1]
+            base = "sym:go:" + rtype if rtype else self.pfx + "?"
+            sym = base + "." + name
+            kind = "method"
+        else:
+            rtype = None
+            sym = self.pfx + name
+            kind = "func"
+        self.decl(sym, kind, node.child_by_field_name("name"))
+        fact = FunctionFact(sym=sym, span=self.pos.span(node), receiver_type=rtype,
+                            result_type=self.result_type(node))
+        fn = _Fn(sym, fact, None)
+        if recv is not None and recv[0] and recv[0] != "_":
+            rsym = sym + "." + recv[0]
+            fn.scope[recv[0]] = (rsym, rtype)
+            rnode = node.child_by_field_name("receiver")
+            self.decl(rsym, "param", rnode, type=rtype)
+        self.function(node, fn)
+
+    def function(self, node: Any, fn: _Fn) -> None:
+        fact = fn.fact
+        self.facts.functions.append(fact)
+        self.fn_by_id[id(fn)] = fn
+        params = node.child_by_field_name("parameters")
+        index = 0
+        if params is not None:
+            for decl in params.named_children:
+                if decl.type not in ("parameter_declaration", "variadic_parameter_declaration"):
+                    continue
+                ty = decl.child_by_field_name("type")
+                qt = self.qtype(ty) if ty is not None and decl.type == "parameter_declaration" else None
+                names = decl.children_by_field_name("name")
+                for n in names or [None]:
+                    pname = self.text(n) if n is not None else "_"
+                    psym = fn.sym + "." + (pname if pname != "_" else f"_{index}")
+                    fact.params.append(psym)
+                    fact.param_names.append(pname)
+                    if n is not None and pname != "_":
+                        fn.scope[pname] = (psym, qt)
+                        self.param_of[psym] = (fn, index)
+                    self.decl(psym, "param", n if n is not None else decl, type=qt, index=index)
+                    index += 1
+        res = node.child_by_field_name("result")
+        if res is not None and res.type == "parameter_list":
+            for decl in res.named_children:
+                ty = decl.child_by_field_name("type")
+                qt = self.qtype(ty) if ty is not None else None
+                for n in decl.children_by_field_name("name"):
+                    rn = self.text(n)
+                    if rn != "_":
+                        fn.scope[rn] = (fn.sym + "." + rn, qt)
+                        self.decl(fn.sym + "." + rn, "local", n, type=qt)
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        saved = self.fn
+        self.fn = fn
+        try:
+            self.block(body)
+        finally:
+            self.fn = saved
+        fact.vocabulary = self.vocabulary(body)
+
+    def vocabulary(self, body: Any) -> list[str]:
+        start, end = body.start_byte, body.end_byte
+        text = self.src[start:end]
+        if self.comments:
+            i = bisect.bisect_left(self.comment_starts, start)
+            parts = []
+            cur = start
+            while i < len(self.comments) and self.comments[i][0] < end:
+                cs, ce = self.comments[i]
+                parts.append(self.src[cur:cs])
+                cur = ce
+                i += 1
+            if parts:
+                parts.append(self.src[cur:end])
+                text = b" ".join(parts)
+        text = text.lower()
+        return [w for w, lw in self.cat.words_lower if lw in text]
+
+    def func_literal(self, node: Any) -> Expr:
+        line, col = self.at(node)
+        enclosing = self.fn.sym if self.fn is not None else None
+        sym = (enclosing if enclosing else self.pfx.rstrip(".")) + f".func@{line}:{col}"
+        fact = FunctionFact(sym=sym, span=self.pos.span(node), result_type=self.result_type(node),
+                            enclosing=enclosing)
+        self.function(node, _Fn(sym, fact, self.fn))
+        return {"k": "fnref", "sym": sym}
+
+    # --- statements -----------------------------------------------------------------
+    def block(self, node: Any) -> None:
+        for c in node.named_children:
+            self.stmt(c)
+
+    def stmt(self, node: Any) -> None:
+        h = self.STMT.get(node.type)
+        if h is not None:
+            h(self, node)
+        elif node.type in self.EXPR:
+            self.ex(node)
+        else:
+            for c in node.named_children:
+                self.stmt(c)
+
+    def s_short_var(self, node: Any) -> None:
+        self.assign(node, define=True)
+
+    def s_assign(self, node: Any) -> None:
+        self.assign(node, define=False)
+
+    def assign(self, node: Any, define: bool) -> None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if left is None or right is None:
+            for c in node.named_children:
+                self.stmt(c)
+            return
+        lhs = left.named_children if left.type == "expression_list" else [left]
+        rhs = right.named_children if right.type == "expression_list" else [right]
+        op = None
+        if not define:
+            o = node.child_by_field_name("operator")
+            if o is not None and o.type != "=":
+                op = _OPS.get(o.type[:-1])
+                if op is None:
+                    for r in rhs:
+                        self.ex(r)
+                    return
+        pairs = list(zip(lhs, rhs)) if len(lhs) == len(rhs) else [(lhs[0], rhs[0])] if len(rhs) == 1 else []
+        if not pairs:
+            for r in rhs:
+                self.ex(r)
+        for i, (l, r) in enumerate(pairs):
+            target, store, site_of = self.target(l, define, r)
+            new_decl, self._new_decl = self._new_decl, None
+            expr = self.ex(r, store)
+            if new_decl is not None and expr.get("k") == "call":
+                new_decl.type_of = expr
+            if op is not None and target is not None:
+                expr = {"k": "op", "op": op, "args": [{"k": "ref", "sym": target}, expr]}
+            if target is not None:
+                self.bind(target, expr, l, r)
+            if site_of is not None:
+                self.field_site_assign(site_of, l, r, expr)
+        if define and len(lhs) > len(pairs):
+            for l in lhs[len(pairs):]:
+                if l.type == "identifier":
+                    n = self.text(l)
+                    if n != "_" and self.fn is not None and n not in self.fn.scope:
+                        sym = self.fn.sym + "." + n
+                        self.fn.scope[n] = (sym, None)
+                        self.decl(sym, "local", l)
+
+    def target(self, l: Any, define: bool, r: Any) -> tuple[str | None, Expr | None, tuple | None]:
+        """(bound symbol, store expr for sites in the value, (type, field, operand) of a field site)."""
+        t = l.type
+        if t == "identifier":
+            n = self.text(l)
+            if n == "_":
+                return None, None, None
+            fn = self.fn
+            if define and fn is not None and n not in fn.scope:
+                sym = fn.sym + "." + n
+                vtype = self.static_type(r)
+                fn.scope[n] = (sym, vtype if vtype is not None else self.guess_type(r))
+                d = self.decl(sym, "local", l, type=vtype)
+                if vtype is None:
+                    self._new_decl = d
+                return sym, {"k": "ref", "sym": sym}, None
+            hit = self.lookup(n)
+            sym = hit[0] if hit is not None else self.pfx + n
+            if define and hit is not None and hit[1] is None:
+                vtype = self.guess_type(r)
+                if vtype is not None:
+                    fn.scope[n] = (hit[0], vtype)
+            return sym, {"k": "ref", "sym": sym}, None
+        if t == "selector_expression":
+            operand = l.child_by_field_name("operand")
+            fname = self.text(l.child_by_field_name("field"))
+            if operand.type == "identifier" and self.alias(self.text(operand)) is not None:
+                ip = self.alias(self.text(operand))
+                sym = "sym:go:" + ip + "." + fname
+                return sym, {"k": "ref", "sym": sym}, None
+            ot = self.static_type(operand) or self.guess_type(operand)
+            site_of = None
+            if ot is not None and ot in self.cat.field_types and self.cat.field_sites(ot, fname):
+                site_of = (ot, fname, operand)
+            if ot is None:
+                return None, None, site_of
+            sym = "sym:go:" + ot + "." + fname
+            return sym, {"k": "ref", "sym": sym}, site_of
+        if t == "parenthesized_expression" and l.named_children:
+            return self.target(l.named_children[0], define, r)
+        if t == "unary_expression":  # *p = v
+            return None, None, None
+        return None, None, None
+
+    def field_site_assign(self, site_of: tuple, l: Any, r: Any, expr: Expr) -> None:
+        ot, fname, operand = site_of
+        stored = self.static_ref(operand)
+        for spec in self.cat.field_sites(ot, fname):
+            self.site(spec, r, expr, stored, None)
+
+    def static_ref(self, node: Any) -> Expr | None:
+        """`ref`/`field` expr of an identifier/selector chain, recording nothing."""
+        t = node.type
+        if t == "identifier":
+            name = self.text(node)
+            hit = self.lookup(name)
+            return {"k": "ref", "sym": hit[0] if hit is not None else self.pfx + name}
+        if t == "parenthesized_expression" and node.named_children:
+            return self.static_ref(node.named_children[0])
+        if t == "unary_expression":
+            operand = node.child_by_field_name("operand")
+            return self.static_ref(operand) if operand is not None else None
+        if t == "selector_expression":
+            operand = node.child_by_field_name("operand")
+            fname = self.text(node.child_by_field_name("field"))
+            if operand.type == "identifier":
+                ip = self.alias(self.text(operand))
+                if ip is not None:
+                    return {"k": "ref", "sym": "sym:go:" + ip + "." + fname}
+            ot = self.static_type(operand)
+            if ot:
+                return {"k": "ref", "sym": "sym:go:" + ot + "." + fname}
+            x = self.static_ref(operand)
+            return {"k": "field", "x": x, "name": fname} if x is not None else None
+        return None
+
+    def s_var(self, node: Any) -> None:
+        self.do_vars(node)
+
+    def s_const(self, node: Any) -> None:
+        self.do_consts(node)
+
+    def s_return(self, node: Any) -> None:
+        vals = [c for c in node.named_children]
+        if vals and vals[0].type == "expression_list":
+            vals = vals[0].named_children
+        fn = self.fn
+        exprs = [self.ex(v) for v in vals]
+        if fn is None:
+            return
+        if exprs:
+            fn.fact.returns.append(exprs[0])
+
+    def s_go(self, node: Any) -> None:
+        self.go_defer(node, "in_go")
+
+    def s_defer(self, node: Any) -> None:
+        self.go_defer(node, "in_defer")
+
+    def go_defer(self, node: Any, flag: str) -> None:
+        for c in node.named_children:
+            if c.type == "call_expression":
+                self.call(c, None, flag)
+            else:
+                self.stmt(c)
+
+    def s_if(self, node: Any) -> None:
+        for c in node.named_children:
+            if c.type == "block":
+                self.block(c)
+            else:
+                self.stmt(c)
+
+    def s_for(self, node: Any) -> None:
+        for c in node.named_children:
+            if c.type == "range_clause":
+                self.range_clause(c)
+            else:
+                self.stmt(c)
+
+    def range_clause(self, node: Any) -> None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if right is not None:
+            self.ex(right)
+        if left is None or self.fn is None:
+            return
+        define = any(c.type == ":=" for c in node.children)
+        for l in left.named_children:
+            if l.type == "identifier" and define:
+                n = self.text(l)
+                if n != "_":
+                    sym = self.fn.sym + "." + n
+                    self.fn.scope[n] = (sym, None)
+                    self.decl(sym, "local", l)
+
+    def s_type_switch(self, node: Any) -> None:
+        alias = node.child_by_field_name("alias")
+        for c in node.named_children:
+            if c is not None and alias is not None and c.id == alias.id:
+                for l in c.named_children:
+                    n = self.text(l)
+                    if n != "_" and self.fn is not None:
+                        sym = self.fn.sym + "." + n
+                        self.fn.scope[n] = (sym, None)
+                        self.decl(sym, "local", l)
+            elif c.type == "type_case":
+                for s in c.named_children:
+                    if s.type == "statement_list":
+                        self.block(s)
+            else:
+                self.stmt(c)
+
+    def s_type_decl(self, node: Any) -> None:
+        return
+
+    def s_expr_stmt(self, node: Any) -> None:
+        for c in node.named_children:
+            self.ex(c)
+
+    STMT: dict[str, Any] = {}
+
+    # --- expressions ----------------------------------------------------------------
+    def fn_stack(self) -> list[_Fn]:
+        out = []
+        fn = self.fn
+        while fn is not None:
+            out.append(fn)
+            fn = fn.parent
+        return out
+
+    def ex(self, node: Any, store: Expr | None = None) -> Expr:
+        h = self.EXPR.get(node.type)
+        if h is None:
+            for c in node.named_children:
+                if c.type in self.EXPR:
+                    self.ex(c)
+                else:
+                    self.stmt(c)
+            return self.unknown(node)
+        return h(self, node, store)
+
+    def e_ident(self, node: Any, store: Expr | None) -> Expr:
+        name = self.text(node)
+        hit = self.lookup(name)
+        if hit is not None:
+            return {"k": "ref", "sym": hit[0]}
+        if name in self.func_results:
+            return {"k": "fnref", "sym": self.pfx + name}
+        if name == "true" or name == "false":
+            return self.unknown(node)
+        return {"k": "ref", "sym": self.pfx + name}
+
+    def e_int(self, node: Any, store: Expr | None) -> Expr:
+        v = parse_number(self.text(node))
+        if v is None:
+            return self.unknown(node)
+        return {"k": "num", "v": v, "u": None, "at": self.at(node)}
+
+    def e_iota(self, node: Any, store: Expr | None) -> Expr:
+        if self.iota is None:
+            return self.unknown(node)
+        return {"k": "num", "v": float(self.iota), "u": None, "at": self.at(node)}
+
+    def e_str(self, node: Any, store: Expr | None) -> Expr:
+        v = unquote(self.text(node))
+        if len(v) < 200 and CONFIG_FILE_RE.match(v):
+            self.cfg_files[v] = None
+        return {"k": "str", "v": v, "at": self.at(node)}
+
+    def e_nil(self, node: Any, store: Expr | None) -> Expr:
+        return {"k": "none", "at": self.at(node)}
+
+    def e_paren(self, node: Any, store: Expr | None) -> Expr:
+        inner = node.named_children
+        return self.ex(inner[0], store) if inner else self.unknown(node)
+
+    def e_unary(self, node: Any, store: Expr | None) -> Expr:
+        op = node.child_by_field_name("operator")
+        operand = node.child_by_field_name("operand")
+        if operand is None:
+            return self.unknown(node)
+        ot = op.type if op is not None else ""
+        if ot in ("&", "*", "+"):
+            return self.ex(operand, store)
+        if ot == "-":
+            x = self.ex(operand, store)
+            if x.get("k") == "num":
+                return {"k": "num", "v": -x["v"], "u": x["u"], "at": self.at(node)}
+            return {"k": "op", "op": "neg", "args": [x], "at": self.at(node)}
+        self.ex(operand)
+        return self.unknown(node)
+
+    def e_binary(self, node: Any, store: Expr | None) -> Expr:
+        left = self.ex(node.child_by_field_name("left"), store)
+        right = self.ex(node.child_by_field_name("right"), store)
+        opn = node.child_by_field_name("operator")
+        op = _OPS.get(opn.type) if opn is not None else None
+        if op is None:
+            return self.unknown(node)
+        if left.get("k") == "num" and right.get("k") == "num":
+            lu, ru = left["u"], right["u"]
+            a, b = left["v"], right["v"]
+            folded = None
+            if op == "mul" and (lu is None or ru is None):
+                folded = (a * b, lu or ru)
+            elif op in ("add", "sub") and lu == ru:
+                folded = (a + b if op == "add" else a - b, lu)
+            elif op == "div" and ru is None and b != 0:
+                folded = (a / b, lu)
+            if folded is not None:
+                return {"k": "num", "v": folded[0], "u": folded[1], "at": self.at(node)}
+        return {"k": "op", "op": op, "args": [left, right], "at": self.at(node)}
+
+    def e_selector(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        fname = self.text(node.child_by_field_name("field"))
+        if operand.type == "identifier":
+            ip = self.alias(self.text(operand))
+            if ip is not None:
+                q = ip + "." + fname
+                c = self.cat.constants.get(q)
+                if c is not None:
+                    return {"k": "num", "v": c, "u": "ns", "at": self.at(node)}
+                return {"k": "ref", "sym": "sym:go:" + q}
+        x = self.ex(operand)
+        ot = self.static_type(operand)
+        e: Expr = {"k": "ref", "sym": "sym:go:" + ot + "." + fname} if ot else {"k": "field", "x": x, "name": fname}
+        self.use(e)
+        return e
+
+    def use(self, e: Expr) -> None:
+        fn = self.fn
+        if fn is None:
+            return
+        key = e["sym"] if e["k"] == "ref" else repr(e)
+        while fn is not None:
+            if key not in fn.uses_keys and len(fn.fact.uses) < _USES_CAP:
+                fn.uses_keys.add(key)
+                fn.fact.uses.append(e)
+            fn = fn.parent
+
+    def e_index(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        index = node.child_by_field_name("index")
+        x = self.ex(operand) if operand is not None else None
+        if index is not None:
+            k = self.ex(index)
+            if x is not None and k.get("k") == "str":
+                return {"k": "item", "x": x, "key": k["v"]}
+        return self.unknown(node)
+
+    def e_assert(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        return self.ex(operand, store) if operand is not None else self.unknown(node)
+
+    def e_func_lit(self, node: Any, store: Expr | None) -> Expr:
+        return self.func_literal(node)
+
+    def e_composite(self, node: Any, store: Expr | None) -> Expr:
+        ty = node.child_by_field_name("type")
+        body = node.child_by_field_name("body")
+        qt = self.qtype(ty) if ty is not None and ty.type in (
+            "type_identifier", "qualified_type", "generic_type") else None
+        fields: dict[str, Expr] = {}
+        if body is None:
+            return self.unknown(node)
+        is_site_type = qt is not None and qt in self.cat.field_types
+        group = None
+        for el in body.named_children:
+            if el.type == "keyed_element":
+                key = el.child_by_field_name("key")
+                val = el.child_by_field_name("value")
+                if key is None or val is None:
+                    continue
+                kn = key.named_children[0] if key.type == "literal_element" and key.named_children else key
+                vn = val.named_children[0] if val.type == "literal_element" and val.named_children else val
+                if qt is not None and kn.type in ("identifier", "field_identifier"):
+                    fname = self.text(kn)
+                    fsym = "sym:go:" + qt + "." + fname
+                    expr = self.ex(vn, {"k": "ref", "sym": fsym})
+                    fields[fname] = expr
+                    self.bind(fsym, expr, el, el)
+                    if is_site_type:
+                        for spec in self.cat.field_sites(qt, fname):
+                            if group is None:
+                                group = "lit:%s:%d:%d" % (self.path, *self.at(node))
+                            self.site(spec, vn, expr, store, group)
+                else:
+                    if kn.type not in ("identifier", "field_identifier"):
+                        self.ex(kn)
+                    self.ex(vn)
+            elif el.type == "literal_element":
+                for c in el.named_children:
+                    self.ex(c)
+        if qt is None:
+            return self.unknown(node)
+        if is_site_type:
+            for spec in self.cat.implicit_fields(qt):
+                if spec.field not in fields:
+                    self.site(spec, node, None, store, group or "lit:%s:%d:%d" % (self.path, *self.at(node)))
+        return {"k": "obj", "type": qt, "fields": fields, "at": self.at(node)}
+
+    def site(self, spec: Any, node: Any, value: Expr | None, store: Expr | None, group: str | None) -> None:
+        line, col = self.at(node)
+        self.facts.sites.append(SiteFact(
+            id=f"site:{self.path}:{line}:{col}", api=spec.api, role=spec.role, span=self.pos.span(node),
+            value=value, function=self.fn.sym if self.fn is not None else None, stored_in=store,
+            group=group, unit=spec.unit))
+        if spec.role in _TIMERISH and value is not None and self.fn is not None and self.param_of:
+            for fid, idx in self.param_sources(value):
+                fn = self.fn_by_id.get(fid)
+                if fn is not None and idx not in fn.fact.timer_params:
+                    fn.fact.timer_params.append(idx)
+
+    def e_call(self, node: Any, store: Expr | None) -> Expr:
+        return self.call(node, store, None)
+
+    def e_conversion(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        return self.ex(operand, store) if operand is not None else self.unknown(node)
+
+    def call(self, node: Any, store: Expr | None, flag: str | None) -> Expr:
+        fnode = node.child_by_field_name("function")
+        argl = node.child_by_field_name("arguments")
+        arg_nodes = [a for a in argl.named_children if a.type != "comment"] if argl is not None else []
+        ft = fnode.type
+        at = self.at(node)
+        if ft == "identifier":
+            name = self.text(fnode)
+            hit = self.lookup(name)
+            if hit is not None:
+                args = [self.ex(a, store) for a in arg_nodes]
+                self.called(hit[0])
+                return self.unknown(node)
+            if name in ("min", "max") and name not in self.func_results:
+                args = [self.ex(a, store) for a in arg_nodes]
+                return {"k": "op", "op": name, "args": args, "at": at}
+            if name in _NUMERIC_CONV and len(arg_nodes) == 1 and name not in self.types:
+                return self.ex(arg_nodes[0], store)
+            if name in self.types and len(arg_nodes) == 1:
+                return self.ex(arg_nodes[0], store)
+            args = [self.ex(a, store) for a in arg_nodes]
+            if name in ("len", "cap", "make", "new", "append", "copy", "delete", "panic", "print",
+                        "println", "recover", "close", "complex", "real", "imag", "clear") \
+                    and name not in self.func_results:
+                return self.unknown(node)
+            callee = {"k": "fnref", "sym": self.pfx + name}
+            return self.call_fact(callee, node, args, flag, at)
+        if ft == "selector_expression":
+            operand = fnode.child_by_field_name("operand")
+            mname = self.text(fnode.child_by_field_name("field"))
+            ip = self.alias(self.text(operand)) if operand.type == "identifier" else None
+            if ip is not None:
+                return self.pkg_call(ip, mname, node, arg_nodes, store, flag, at)
+            ot = self.guess_type(operand)
+            if ot is not None:
+                conv = self.cat.conversion(ot + "." + mname)
+                if conv is not None and "." in ot:
+                    return self.conv(conv, operand, arg_nodes, at, store, method=True)
+                specs = self.cat.call_sites(ot + "." + mname) if not self.is_module(ot.rsplit(".", 1)[0]) else []
+            else:
+                specs = []
+                for rt, entry in self.cat.method_convs.get(mname, ()):
+                    if not arg_nodes:
+                        return self.conv(entry, operand, arg_nodes, at, store, method=True)
+            x = self.ex(operand)
+            args = [self.ex(a, store) for a in arg_nodes]
+            callee = {"k": "method", "x": x, "name": mname}
+            if specs:
+                self.call_sites(specs, node, arg_nodes, args, store)
+            ext_type = ot is not None and ot not in self.struct_fields and not self.is_module(ot.rsplit(".", 1)[0]) \
+                and "." in ot
+            if ext_type and not specs:
+                return {"k": "call", "fn": callee, "args": args, "at": at}
+            return self.call_fact(callee, node, args, flag, at)
+        if ft == "func_literal":
+            callee = self.func_literal(fnode)
+            args = [self.ex(a, store) for a in arg_nodes]
+            return self.call_fact(callee, node, args, flag, at)
+        if ft in ("parenthesized_expression",) and fnode.named_children \
+                and fnode.named_children[0].type in ("qualified_type", "pointer_type", "type_identifier"):
+            return self.ex(arg_nodes[0], store) if arg_nodes else self.unknown(node)
+        self.ex(fnode)
+        for a in arg_nodes:
+            self.ex(a, store)
+        return self.unknown(node)
+
+    def called(self, sym: str) -> None:
+        p = self.param_of.get(sym)
+        srcs = {(id(p[0]), p[1])} if p is not None else set()
+        srcs |= self.derived.get(sym, set())
+        for fid, idx in srcs:
+            fn = self.fn_by_id.get(fid)
+            if fn is not None and idx not in fn.fact.called_params:
+                fn.fact.called_params.append(idx)
+
+    def pkg_call(self, ip: str, name: str, node: Any, arg_nodes: list[Any], store: Expr | None,
+                 flag: str | None, at: list[int]) -> Expr:
+        q = ip + "." + name
+        cat = self.cat
+        env = cat.env_read(q)
+        if env is not None:
+            i = int(env.get("name_arg", 0))
+            args = [self.ex(a) for a in arg_nodes]
+            name_e = args[i] if i < len(args) else {"k": "unknown", "text": "", "at": at}
+            if name_e.get("k") == "str":
+                self.env_names[name_e["v"]] = None
+            elif name_e.get("k") == "ref" and name_e["sym"].startswith(self.pfx):
+                v = self.str_consts.get(name_e["sym"][len(self.pfx):])
+                if v is not None:
+                    self.env_names[v] = None
+            self.call_fact({"k": "ext", "name": q}, node, args, flag, at)
+            return {"k": "env", "name": name_e, "default": None, "at": at}
+        conv = cat.conversion(q)
+        if conv is not None:
+            return self.conv(conv, None, arg_nodes, at, store)
+        if self.is_module(ip):
+            args = [self.ex(a, store) for a in arg_nodes]
+            return self.call_fact({"k": "fnref", "sym": "sym:go:" + q}, node, args, flag, at)
+        args = [self.ex(a, store) for a in arg_nodes]
+        callee = {"k": "ext", "name": q}
+        specs = cat.call_sites(q)
+        if specs:
+            self.call_sites(specs, node, arg_nodes, args, store)
+            return self.call_fact(callee, node, args, flag, at)
+        return {"k": "call", "fn": callee, "args": args, "at": at}
+
+    def conv(self, entry: dict[str, Any], operand: Any, arg_nodes: list[Any], at: list[int],
+             store: Expr | None, method: bool = False) -> Expr:
+        if method:
+            x = self.ex(operand, store)
+            for a in arg_nodes:
+                self.ex(a)
+        else:
+            args = [self.ex(a, store) for a in arg_nodes]
+            i = int(entry.get("arg", 0) or 0)
+            x = args[i] if i < len(args) else {"k": "unknown", "text": "", "at": at}
+        return {"k": "conv", "t": entry.get("to"), "x": x, "at": at}
+
+    def call_sites(self, specs: list[Any], node: Any, arg_nodes: list[Any], args: list[Expr],
+                   store: Expr | None) -> None:
+        for spec in specs:
+            i = spec.arg
+            if i is not None and i < len(args):
+                self.site(spec, arg_nodes[i], args[i], store, None)
+            else:
+                self.site(spec, node, None, store, None)
+
+    def call_fact(self, callee: Expr, node: Any, args: list[Expr], flag: str | None, at: list[int]) -> Expr:
+        self.facts.calls.append(CallFact(
+            callee=callee, span=self.pos.span(node), function=self.fn.sym if self.fn is not None else None,
+            args=args, in_go=flag == "in_go", in_defer=flag == "in_defer"))
+        return {"k": "call", "fn": callee, "args": args, "at": at}
+
+    EXPR: dict[str, Any] = {}
+
+
+_GoFile.STMT = {
+    "short_var_declaration": _GoFile.s_short_var,
+    "assignment_statement": _GoFile.s_assign,
+    "var_declaration": _GoFile.s_var,
+    "const_declaration": _GoFile.s_const,
+    "return_statement": _GoFile.s_return,
+    "go_statement": _GoFile.s_go,
+    "defer_statement": _GoFile.s_defer,
+    "if_statement": _GoFile.s_if,
+    "for_statement": _GoFile.s_for,
+    "type_switch_statement": _GoFile.s_type_switch,
+    "type_declaration": _GoFile.s_type_decl,
+    "expression_statement": _GoFile.s_expr_stmt,
+    "comment": lambda self, node: None,
+    "label_name": lambda self, node: None,
+}
+
+_GoFile.EXPR = {
+    "identifier": _GoFile.e_ident,
+    "int_literal": _GoFile.e_int,
+    "float_literal": _GoFile.e_int,
+    "iota": _GoFile.e_iota,
+    "interpreted_string_literal": _GoFile.e_str,
+    "raw_string_literal": _GoFile.e_str,
+    "nil": _GoFile.e_nil,
+    "parenthesized_expression": _GoFile.e_paren,
+    "unary_expression": _GoFile.e_unary,
+    "binary_expression": _GoFile.e_binary,
+    "selector_expression": _GoFile.e_selector,
+    "index_expression": _GoFile.e_index,
+    "type_assertion_expression": _GoFile.e_assert,
+    "type_conversion_expression": _GoFile.e_conversion,
+    "func_literal": _GoFile.e_func_lit,
+    "composite_literal": _GoFile.e_composite,
+    "call_expression": _GoFile.e_call,
+}
+
+
+def extract_go(path: str, source: bytes, import_path: str, module_path: str | None, catalog: Catalog) -> FileFacts:
+    """Facts of one Go file. Pure: no filesystem, no environment."""
+    return _GoFile(path, source, import_path, module_path, go_catalog(catalog)).run()

@@ -1,0 +1,283 @@
+"""Helpers of the Go extractor that need no syntax tree: positions, literals, struct tags,
+go.mod, and a per-catalog index of the Go knowledge the extractor asks for."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from deadline_audit.catalog import Catalog, SiteSpec
+from deadline_audit.facts import FileFacts, InputProblem, Span
+
+# --- positions -------------------------------------------------------------------------
+
+
+class Positions:
+    """Byte (row, column) → 1-based (line, code point column). Only lines holding
+    non-ASCII bytes pay for a decode."""
+
+    __slots__ = ("_wide",)
+
+    def __init__(self, source: bytes) -> None:
+        self._wide: dict[int, bytes] = {}
+        if not source.isascii():
+            for row, line in enumerate(source.split(b"\n")):
+                if not line.isascii():
+                    self._wide[row] = line
+
+    def col(self, row: int, bcol: int) -> int:
+        line = self._wide.get(row) if self._wide else None
+        if line is None:
+            return bcol + 1
+        return len(line[:bcol].decode("utf-8", "replace")) + 1
+
+    def at(self, node: Any) -> list[int]:
+        r, c = node.start_point
+        return [r + 1, self.col(r, c)]
+
+    def span(self, start: Any, end: Any | None = None) -> Span:
+        end = end if end is not None else start
+        r, c = start.start_point
+        er, ec = end.end_point
+        return Span(r + 1, self.col(r, c), er + 1, self.col(er, ec))
+
+
+# --- literals --------------------------------------------------------------------------
+
+
+def parse_number(text: str) -> float | None:
+    s = text.replace("_", "")
+    try:
+        if s[:2] in ("0x", "0X", "0b", "0B", "0o", "0O"):
+            if "." in s or "p" in s or "P" in s:
+                return float.fromhex(s) if s[:2] in ("0x", "0X") else None
+            return float(int(s, 0))
+        if len(s) > 1 and s[0] == "0" and s.isdigit():
+            return float(int(s, 8))
+        return float(s)
+    except ValueError:
+        return None
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'", "a": "\a",
+            "b": "\b", "f": "\f", "v": "\v"}
+
+
+def unquote(text: str) -> str:
+    """A Go string literal's value (interpreted or raw); lenient on odd escapes."""
+    if len(text) >= 2 and text[0] == "`":
+        return text[1:-1].replace("\r", "")
+    body = text[1:-1] if len(text) >= 2 else text
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if ch != "\\" or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif nxt in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[nxt]
+            try:
+                out.append(chr(int(body[i + 2:i + 2 + width], 16)))
+            except ValueError:
+                out.append(body[i:i + 2 + width])
+            i += 2 + width
+        elif nxt.isdigit():
+            try:
+                out.append(chr(int(body[i + 1:i + 4], 8)))
+            except ValueError:
+                out.append(body[i:i + 4])
+            i += 4
+        else:
+            out.append(nxt)
+            i += 2
+    return "".join(out)
+
+
+def parse_struct_tag(tag: str) -> dict[str, str]:
+    """reflect.StructTag conventions: space-separated `key:"value"` pairs; stops at the
+    first malformed pair, like StructTag.Lookup."""
+    result: dict[str, str] = {}
+    i, n = 0, len(tag)
+    while i < n:
+        while i < n and tag[i] == " ":
+            i += 1
+        if i >= n:
+            break
+        j = i
+        while j < n and tag[j] > " " and tag[j] not in ':"\x7f':
+            j += 1
+        if j == i or j + 1 >= n or tag[j] != ":" or tag[j + 1] != '"':
+            break
+        key = tag[i:j]
+        k = j + 1 + 1
+        while k < n and tag[k] != '"':
+            if tag[k] == "\\":
+                k += 1
+            k += 1
+        if k >= n:
+            break
+        result.setdefault(key, unquote(tag[j + 1:k + 1]))
+        i = k + 1
+    return result
+
+
+_VERSION_SUFFIX = re.compile(r"^v[0-9]+$")
+
+
+def default_alias(import_path: str) -> str:
+    parts = import_path.split("/")
+    last = parts[-1]
+    if _VERSION_SUFFIX.match(last) and len(parts) > 1:
+        last = parts[-2]
+    if last.startswith("gopkg.in") or "." in last:
+        # gopkg.in/yaml.v3 → yaml; go-foo.v1 → go-foo
+        last = last.split(".")[0]
+    return last.replace("-", "_") if last else import_path
+
+
+CONFIG_FILE_RE = re.compile(r"^[\w./-]+\.(?:ya?ml|toml|json)$")
+
+
+# --- catalog index ---------------------------------------------------------------------
+
+
+class GoCatalog:
+    """Memoized lookups of the Go catalog (fnmatch per call would dominate)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.constants = {k: float(v) for k, v in catalog.constants("go").items()}
+        self.field_types = catalog.field_site_types("go")
+        self._field: dict[tuple[str, str], list[SiteSpec]] = {}
+        self._call: dict[str, list[SiteSpec]] = {}
+        self._env: dict[str, dict[str, Any] | None] = {}
+        self._conv: dict[str, dict[str, Any] | None] = {}
+        # method conversions ("time.Duration.Seconds"): method name → (receiver type, entry)
+        self.method_convs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for entry in catalog.entries("go", "conversions"):
+            funcs = entry.get("func") or []
+            for f in [funcs] if isinstance(funcs, str) else funcs:
+                if any(ch in f for ch in "*?["):
+                    continue
+                head, _, meth = f.rpartition(".")
+                if "." in head.rsplit("/", 1)[-1] and meth:
+                    self.method_convs.setdefault(meth, []).append((head, entry))
+        words: list[str] = []
+        for group in catalog.data.get("vocabulary", {}).get("vocabulary", {}).values():
+            words.extend(w for w in group if isinstance(w, str))
+        self.words = tuple(dict.fromkeys(words))
+        self.words_lower = tuple((w, w.lower().encode()) for w in self.words)
+
+    def field_sites(self, type_name: str, field_name: str) -> list[SiteSpec]:
+        key = (type_name, field_name)
+        got = self._field.get(key)
+        if got is None:
+            got = self._field[key] = self.catalog.field_sites("go", type_name, field_name)
+        return got
+
+    def implicit_fields(self, type_name: str) -> list[SiteSpec]:
+        return [s for s in self.catalog.sites if s.lang == "go" and s.kind == "field"
+                and s.type == type_name and s.implicit_default is not None]
+
+    def call_sites(self, qualified: str) -> list[SiteSpec]:
+        got = self._call.get(qualified)
+        if got is None:
+            got = self._call[qualified] = self.catalog.call_sites("go", qualified)
+        return got
+
+    def env_read(self, qualified: str) -> dict[str, Any] | None:
+        if qualified not in self._env:
+            self._env[qualified] = self.catalog.env_read("go", qualified)
+        return self._env[qualified]
+
+    def conversion(self, qualified: str) -> dict[str, Any] | None:
+        if qualified not in self._conv:
+            self._conv[qualified] = self.catalog.conversion("go", qualified)
+        return self._conv[qualified]
+
+
+_INDEX: dict[int, tuple[Catalog, GoCatalog]] = {}
+
+
+def go_catalog(catalog: Catalog) -> GoCatalog:
+    hit = _INDEX.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    index = GoCatalog(catalog)
+    if len(_INDEX) > 8:
+        _INDEX.clear()
+    _INDEX[id(catalog)] = (catalog, index)
+    return index
+
+
+# --- go.mod ----------------------------------------------------------------------------
+
+_GOMOD_DIRECTIVES = {"module", "go", "toolchain", "require", "exclude", "replace", "retract",
+                     "godebug", "tool", "ignore"}
+
+
+def _strip_comment(line: str) -> str:
+    # `//` starts a comment unless inside a quoted string
+    in_q = None
+    for i, ch in enumerate(line):
+        if in_q:
+            if ch == in_q:
+                in_q = None
+        elif ch in "\"`":
+            in_q = ch
+        elif ch == "/" and line[i:i + 2] == "//":
+            return line[:i]
+    return line
+
+
+def extract_gomod(path: str, text: str) -> FileFacts:
+    lines = text.splitlines()
+    facts = FileFacts(path=path, kind="gomod", lines=len(lines))
+    block: str | None = None
+    block_line = 0
+    for no, raw in enumerate(lines, 1):
+        line = _strip_comment(raw).strip()
+        if not line:
+            continue
+        if block is not None:
+            if line == ")":
+                block = None
+            continue
+        words = line.split()
+        directive = words[0]
+        if directive not in _GOMOD_DIRECTIVES:
+            facts.problems.append(InputProblem(f"go.mod: unknown directive {directive!r}", no, 1))
+            continue
+        rest = words[1:]
+        if rest and rest[0] == "(":
+            if len(rest) == 1:
+                block, block_line = directive, no
+            elif rest[-1] != ")":
+                facts.problems.append(InputProblem(f"go.mod: malformed {directive} block", no, 1))
+            continue
+        if not rest:
+            facts.problems.append(InputProblem(f"go.mod: {directive} directive without argument", no, 1))
+            continue
+        if directive == "module":
+            if len(rest) != 1:
+                facts.problems.append(InputProblem("go.mod: malformed module directive", no, 1))
+                continue
+            facts.module = unquote(rest[0]) if rest[0][:1] in "\"`" else rest[0]
+        elif directive == "go":
+            if len(rest) != 1 or not re.fullmatch(r"[0-9]+(\.[0-9]+){0,2}([a-z]+[0-9]*)?", rest[0]):
+                facts.problems.append(InputProblem(f"go.mod: invalid go version {' '.join(rest)!r}", no, 1))
+                continue
+            facts.go_version = rest[0]
+    if block is not None:
+        facts.problems.append(InputProblem(f"go.mod: unterminated {block} block", block_line, 1))
+    if facts.module is None:
+        facts.problems.append(InputProblem("go.mod: no module directive", None, None))
+    return facts
