@@ -36,6 +36,11 @@ class Ctx:
     path: str
     subst: dict[str, tuple[Expr, "Ctx"]] = field(default_factory=dict)
     call_at: tuple[str, int, int] | None = None  # outermost call: where a helper's env read is attributed
+    fn: str | None = None  # the summarised function whose parameters `subst` binds
+
+    def local(self, sym: str) -> bool:
+        """A local of the summarised function: evaluated with this call's arguments."""
+        return self.fn is not None and sym.startswith(self.fn + ".") and sym not in self.subst
 
     def key(self) -> tuple:
         return (self.path, tuple(sorted((k, id(v[0])) for k, v in self.subst.items())))
@@ -293,6 +298,15 @@ class TimeoutGraph:
         if sym in ctx.subst:
             arg, arg_ctx = ctx.subst[sym]
             return self.value(arg, arg_ctx, scenario, depth)
+        if ctx.local(sym):
+            key = (sym, scenario, id(ctx.subst))
+            if key in self._active:
+                return None
+            self._active.add(key)
+            try:
+                return _agree([self.value(b.expr, ctx, scenario, depth) for b, _ in self.bindings.get(sym, ())])
+            finally:
+                self._active.discard(key)
         key = (sym, scenario)
         if key in self._memo:
             return self._memo[key]
@@ -312,7 +326,7 @@ class TimeoutGraph:
         if callee is None:
             return None
         fn, path = self.functions[callee]
-        inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx))
+        inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
         env_values, plain = [], []
         for ret in fn.returns:
             v = self.value(ret, inner, scenario, depth)
@@ -352,6 +366,9 @@ class TimeoutGraph:
             if sym in ctx.subst:
                 arg, arg_ctx = ctx.subst[sym]
                 yield from self.deps(arg, arg_ctx, depth + 1)
+            elif ctx.local(sym):
+                for b, _ in self.bindings.get(sym, ())[:8]:
+                    yield from self.deps(b.expr, ctx, depth + 1)
             else:
                 yield sym, expr, ctx, None
         elif k == "field":
@@ -371,10 +388,17 @@ class TimeoutGraph:
             callee = self.resolve_callee(expr.get("fn"), ctx)
             if callee is not None:
                 fn, path = self.functions[callee]
-                inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx))
+                inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
+                fallback = None
                 for ret in fn.returns:
                     for dep in self.deps(ret, inner, depth + 1):
-                        yield dep[0], dep[1], dep[2], dep[3] or f"call {callee.rsplit('.', 1)[-1]}"
+                        named = dep[1]
+                        if dep[0].startswith("env:") and named.get("default") is None:
+                            # a helper's default is its other return: what the call gives unset
+                            if fallback is None:
+                                fallback = {"v": self.value(expr, ctx, "default")}
+                            named = {**named, "default_value": fallback["v"]}
+                        yield dep[0], named, dep[2], dep[3] or f"call {callee.rsplit('.', 1)[-1]}"
         elif k in ("op", "conv", "or"):
             transform = expr.get("op") or expr.get("t") or "or"
             children = expr.get("args") or ([expr["x"]] if "x" in expr else [])

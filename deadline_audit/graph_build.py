@@ -9,6 +9,7 @@ from deadline_audit.durations import Quantity
 from deadline_audit.facts import Expr
 from deadline_audit.findings import Location
 from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, to_seconds
+from deadline_audit.report.humanize import format_seconds
 
 
 def populate(graph: TimeoutGraph) -> None:
@@ -79,7 +80,8 @@ def _ensure_node(graph: TimeoutGraph, node: str, named: Expr | None, ctx: Ctx | 
         var = graph.env_var(name)
         if named is not None and ctx is not None:
             at = ctx.call_at or (ctx.path, *(named.get("at") or (None, None))[:2])
-            default_value = graph.value(named.get("default"), ctx, "default")
+            default_value = (named["default_value"] if "default_value" in named
+                             else graph.value(named.get("default"), ctx, "default"))
             read = {"path": at[0], "line": at[1], "column": at[2],
                     "default_seconds": to_seconds(default_value, unit)}
             if read not in var.reads:
@@ -98,7 +100,7 @@ def _ensure_node(graph: TimeoutGraph, node: str, named: Expr | None, ctx: Ctx | 
     if node.startswith("lit:"):
         value = graph.value(named, ctx) if named is not None else None
         path, line, col = _lit_parts(node)
-        g.add_node(node, kind="lit", label=_lit_label(value), path=path, line=line, column=col,
+        g.add_node(node, kind="lit", label=_lit_label(value, unit), path=path, line=line, column=col,
                    value_seconds=to_seconds(value, unit), unit=unit)
         return
     if node.startswith("cfg:"):
@@ -119,9 +121,12 @@ def _lit_parts(node: str) -> tuple[str, int, int]:
     return body, int(line), int(col)
 
 
-def _lit_label(value: Any) -> str:
+def _lit_label(value: Any, unit: str | None) -> str:
+    seconds = to_seconds(value, unit)
+    if seconds is not None:
+        return format_seconds(seconds)
     if isinstance(value, Quantity):
-        return f"{value.value:g}{value.unit or ''}"
+        return f"{value.value:g}"
     return str(value)
 
 
