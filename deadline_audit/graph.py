@@ -251,7 +251,9 @@ class TimeoutGraph:
         if k == "method":
             sym = self.member(self.type_of(callee.get("x"), ctx), callee["name"], ctx.path)
             return sym if sym in self.functions else None
-        if k == "ref":  # a function value held in a variable/field
+        if k == "ref":  # a method value (`m.fetch`) or a function held in a variable/field
+            if callee["sym"] in self.functions:
+                return callee["sym"]
             for b, path in self.bindings.get(callee["sym"], ())[:4]:
                 found = self.resolve_callee(b.expr, Ctx(path))
                 if found:

@@ -1,0 +1,107 @@
+"""DA101 shadowed-lease on independent shapes of the defect, and on correct code."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis_support import analyse, rel, where
+
+
+def da101(result):
+    return sorted(where(f) for f in result.findings if f.rule_id == "DA101")
+
+
+def by_line(result, path_suffix: str, line: int):
+    return next(f for f in result.findings
+                if f.rule_id == "DA101" and f.location.path.endswith(path_suffix) and f.location.line == line)
+
+
+# -- the incident (SPEC §1.1) ----------------------------------------------------------
+
+def test_demo_flags_every_hard_deadline_that_shadows_a_lease():
+    result = analyse("demo")
+    assert da101(result) == [
+        ("DA101", "demo/engine/internal/models/client.go", 36),
+        ("DA101", "demo/engine/internal/models/openai.go", 20),
+        ("DA101", "demo/service/service/llm.py", 12),
+    ]
+
+
+def test_demo_client_timeout_finding_carries_lease_and_layered_flow():
+    f = by_line(analyse("demo"), "models/client.go", 36)
+    assert f.location.column == 37  # the value `config.Timeout`
+    assert "30 min" in f.message and "model_call lease" in f.message
+    assert [rel(r.location) for r in f.related] == [("demo/engine/internal/agents/loop.go", 44)]
+    source = f.flow[0]
+    assert source.node == "env:MODEL_TIMEOUT"
+    assert [(layer.raw, layer.wins) for layer in source.layers] == [("30m", False), ("30m", True)]
+    assert [rel(layer) for layer in source.layers] == [("demo/engine/.env", 4), ("demo/engine/config/.env", 1)]
+    assert source.default_seconds == 120.0
+    assert rel(source.default_location) == ("demo/engine/internal/config/env.go", 41)
+    assert [step.label for step in f.flow[1:]] == [
+        "config.Config.ModelTimeout", "models.Config.Timeout", "http.Client.Timeout"]
+    assert f.flow[-1].value_seconds == 1800.0
+
+
+def test_demo_lease_without_hard_deadline_is_silent():
+    # the tool_call lease (loop.go:55) supervises exec.CommandContext: no hard deadline under it
+    result = analyse("demo")
+    related = {rel(r.location) for f in result.findings for r in f.related}
+    assert ("demo/engine/internal/agents/loop.go", 55) not in related
+
+
+# -- Go shapes ---------------------------------------------------------------------------
+
+def test_go_constant_in_another_package_client_built_by_helper():
+    result = analyse("da101/go_const_pkg")
+    assert da101(result) == [("DA101", "da101/go_const_pkg/gateway/http.go", 16)]
+    f = result.findings[0]
+    assert "10 min <= the lease 10 min" in f.message
+    assert [rel(r.location) for r in f.related] == [("da101/go_const_pkg/worker/supervise.go", 38)]
+
+
+def test_go_context_timeout_inside_supervised_method_value():
+    result = analyse("da101/go_ctx_inside")
+    assert da101(result) == [("DA101", "da101/go_ctx_inside/sync/mirror.go", 16)]
+    assert "2 min <= the lease 5 min" in result.findings[0].message
+
+
+def test_go_unresolved_values_from_the_same_source():
+    result = analyse("da101/go_same_source")
+    assert da101(result) == [("DA101", "da101/go_same_source/llm/service.go", 25)]
+    f = result.findings[0]
+    assert "come from the same value" in f.message
+    assert f.flow[0].node == "sym:go:example.com/agent/cmd/agent.main.budget"
+
+
+def test_go_correct_shapes_are_silent():
+    # derived larger cap, phase timeouts only, Timeout: 0, an ownership lease, a probe off the path
+    assert da101(analyse("da101/go_negatives")) == []
+
+
+# -- Python shapes -----------------------------------------------------------------------
+
+def test_python_shapes():
+    result = analyse("da101/py_shapes")
+    assert da101(result) == [
+        ("DA101", "da101/py_shapes/crawl/fetcher.py", 14),
+        ("DA101", "da101/py_shapes/render/jobs.py", 12),
+    ]
+    render = by_line(result, "render/jobs.py", 12)
+    assert "15 min" in render.message
+    assert render.flow[0].node == "env:RENDER_LEASE_SECONDS"
+    assert render.flow[0].default_seconds == 300.0
+    crawl = by_line(result, "crawl/fetcher.py", 14)
+    assert "45 s <= the lease 1 min" in crawl.message
+
+
+def test_python_correct_shapes_are_silent():
+    # derived cap, phase-only httpx timeout, a deadline off the supervised path
+    assert da101(analyse("da101/py_negatives")) == []
+
+
+@pytest.mark.parametrize("fixture", ["demo", "da101/go_const_pkg", "da101/py_shapes"])
+def test_findings_are_deterministic(fixture):
+    first = [(where(f), f.message, f.fingerprint) for f in analyse(fixture).findings]
+    second = [(where(f), f.message, f.fingerprint) for f in analyse(fixture).findings]
+    assert first == second
