@@ -15,44 +15,23 @@ import tree_sitter_go as tsgo
 from tree_sitter import Language, Parser, Query, QueryCursor
 
 from deadline_audit.catalog import Catalog
+from deadline_audit.extract.go_expr import _OPS, GoExprs
+from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
 from deadline_audit.extract.go_text import (
-    CONFIG_FILE_RE,
     GoCatalog,
     Positions,
     default_alias,
     extract_gomod,
     go_catalog,
-    parse_number,
-    parse_struct_tag,
     unquote,
 )
-from deadline_audit.facts import (
-    Binding,
-    CallFact,
-    Expr,
-    FileFacts,
-    FunctionFact,
-    InputProblem,
-    SiteFact,
-    SymbolDecl,
-)
+from deadline_audit.facts import Binding, Expr, FileFacts, FunctionFact, InputProblem, SymbolDecl
 
 __all__ = ["extract_go", "extract_gomod"]
 
 GO = Language(tsgo.language())
 _PARSER = Parser(GO)
 _COMMENTS = Query(GO, "(comment) @c")
-
-_BUILTIN_TYPES = frozenset(
-    "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune "
-    "string uint uint8 uint16 uint32 uint64 uintptr any comparable".split()
-)
-_NUMERIC_CONV = frozenset(
-    "byte float32 float64 int int8 int16 int32 int64 rune uint uint8 uint16 uint32 uint64 uintptr".split()
-)
-_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
-_TIMERISH = frozenset({"timer", "ticker", "sleep"})
-_USES_CAP = 64
 
 
 class _Fn:
@@ -68,7 +47,7 @@ class _Fn:
         self.uses_keys: set[str] = set()
 
 
-class _GoFile:
+class _GoFile(GoExprs, GoTypes):
     def __init__(self, path: str, source: bytes, ip: str, module_path: str | None, cat: GoCatalog) -> None:
         self.path = path
         self.src = source
@@ -220,207 +199,11 @@ class _GoFile:
                 elif c.type == "import_spec_list":
                     stack.append(c)
 
-    def prepass(self, node: Any) -> None:
-        t = node.type
-        if t == "type_declaration":
-            for spec in node.named_children:
-                name = spec.child_by_field_name("name")
-                if name is None:
-                    continue
-                tname = self.text(name)
-                self.types.add(tname)
-                ty = spec.child_by_field_name("type")
-                if ty is not None and ty.type == "struct_type":
-                    self.collect_fields(self.ip + "." + tname, ty)
-        elif t == "function_declaration":
-            name = node.child_by_field_name("name")
-            if name is not None:
-                self.func_results[self.text(name)] = self.result_type(node)
-        elif t == "method_declaration":
-            recv = self.receiver(node)
-            name = node.child_by_field_name("name")
-            if recv and name is not None:
-                self.method_results.setdefault(recv[1] or "", {})[self.text(name)] = self.result_type(node)
-        elif t in ("var_declaration", "const_declaration"):
-            for spec in self.specs(node):
-                ty = spec.child_by_field_name("type")
-                qt = self.qtype(ty) if ty is not None else None
-                values = spec.child_by_field_name("value")
-                vals = values.named_children if values is not None else []
-                for i, name in enumerate(spec.children_by_field_name("name")):
-                    vt = qt
-                    if vt is None and i < len(vals):
-                        vt = self.static_type(vals[i])
-                    self.pkg_vars[self.text(name)] = vt
-                    if t == "const_declaration" and i < len(vals) and vals[i].type in (
-                            "interpreted_string_literal", "raw_string_literal"):
-                        self.str_consts[self.text(name)] = unquote(self.text(vals[i]))
-
-    def collect_fields(self, qname: str, struct: Any) -> None:
-        fields: dict[str, str | None] = {}
-        self.struct_fields[qname] = fields
-        body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
-        if body is None:
-            return
-        for fd in body.named_children:
-            if fd.type != "field_declaration":
-                continue
-            ty = fd.child_by_field_name("type")
-            names = fd.children_by_field_name("name")
-            if ty is not None and ty.type == "struct_type":
-                for n in names:
-                    sub = qname + "." + self.text(n)
-                    self.collect_fields(sub, ty)
-                    fields[self.text(n)] = sub
-                continue
-            qt = self.qtype(ty) if ty is not None else None
-            if names:
-                for n in names:
-                    fields[self.text(n)] = qt
-            elif qt:
-                fields[qt.rsplit(".", 1)[-1]] = qt
-
-    @staticmethod
-    def specs(node: Any) -> list[Any]:
-        out = []
-        for c in node.named_children:
-            if c.type in ("var_spec", "const_spec"):
-                out.append(c)
-            elif c.type == "var_spec_list":
-                out.extend(x for x in c.named_children if x.type == "var_spec")
-        return out
-
-    def result_type(self, node: Any) -> str | None:
-        res = node.child_by_field_name("result")
-        if res is None:
-            return None
-        if res.type == "parameter_list":
-            decl = next((c for c in res.named_children if c.type == "parameter_declaration"), None)
-            res = decl.child_by_field_name("type") if decl is not None else None
-        qt = self.qtype(res) if res is not None else None
-        return None if qt in _BUILTIN_TYPES else qt
-
-    def receiver(self, node: Any) -> tuple[str | None, str | None] | None:
-        recv = node.child_by_field_name("receiver")
-        if recv is None:
-            return None
-        decl = next((c for c in recv.named_children if c.type == "parameter_declaration"), None)
-        if decl is None:
-            return None
-        name = decl.child_by_field_name("name")
-        ty = decl.child_by_field_name("type")
-        return (self.text(name) if name is not None else None, self.qtype(ty) if ty is not None else None)
-
-    def static_type(self, node: Any) -> str | None:
-        """The type of an expression when this file says it (no side effects)."""
-        t = node.type
-        if t == "identifier":
-            name = self.text(node)
-            hit = self.lookup(name)
-            if hit is not None:
-                return hit[1]
-            return self.pkg_vars.get(name)
-        if t == "composite_literal":
-            ty = node.child_by_field_name("type")
-            return self.qtype(ty) if ty is not None and ty.type in (
-                "type_identifier", "qualified_type", "generic_type") else None
-        if t == "unary_expression":
-            op = node.child_by_field_name("operator")
-            if op is not None and op.type in ("&", "*"):
-                return self.static_type(node.child_by_field_name("operand"))
-            return None
-        if t == "parenthesized_expression":
-            inner = node.named_children
-            return self.static_type(inner[0]) if inner else None
-        if t == "selector_expression":
-            operand = node.child_by_field_name("operand")
-            fname = self.text(node.child_by_field_name("field"))
-            if operand.type == "identifier":
-                ip = self.alias(self.text(operand))
-                if ip is not None:
-                    return None
-            ot = self.static_type(operand)
-            if ot is None:
-                return None
-            fields = self.struct_fields.get(ot)
-            return fields.get(fname) if fields else None
-        if t == "call_expression":
-            fn = node.child_by_field_name("function")
-            if fn.type == "identifier":
-                name = self.text(fn)
-                if self.lookup(name) is None:
-                    if name in self.types:
-                        return self.ip + "." + name
-                    return self.func_results.get(name)
-                return None
-            if fn.type == "selector_expression":
-                operand = fn.child_by_field_name("operand")
-                fname = self.text(fn.child_by_field_name("field"))
-                if operand.type == "identifier":
-                    ip = self.alias(self.text(operand))
-                    if ip is not None:
-                        return None
-                ot = self.static_type(operand)
-                if ot is not None:
-                    return self.method_results.get(ot, {}).get(fname)
-        return None
-
-    def guess_type(self, node: Any) -> str | None:
-        """static_type, plus the Go convention that `pkg.NewT(...)` returns a *pkg.T (used only
-        to match catalog methods such as time.Timer.Reset, never reported as a decl type)."""
-        st = self.static_type(node)
-        if st is not None or node.type != "call_expression":
-            return st
-        fn = node.child_by_field_name("function")
-        if fn.type == "selector_expression":
-            operand = fn.child_by_field_name("operand")
-            if operand.type == "identifier":
-                ip = self.alias(self.text(operand))
-                fname = self.text(fn.child_by_field_name("field"))
-                if ip is not None and fname.startswith("New") and len(fname) > 3 and fname[3].isupper():
-                    return ip + "." + fname[3:]
-        return None
-
     # --- declarations ---------------------------------------------------------------
     def decl(self, sym: str, kind: str, node: Any, **kw: Any) -> SymbolDecl:
         d = SymbolDecl(sym=sym, kind=kind, span=self.pos.span(node), **kw)
         self.facts.decls.append(d)
         return d
-
-    def do_type_decl(self, node: Any) -> None:
-        for spec in node.named_children:
-            name = spec.child_by_field_name("name")
-            if name is None:
-                continue
-            tname = self.text(name)
-            self.decl(self.pfx + tname, "type", name)
-            ty = spec.child_by_field_name("type")
-            if ty is not None and ty.type == "struct_type":
-                self.field_decls(self.ip + "." + tname, ty)
-
-    def field_decls(self, qname: str, struct: Any) -> None:
-        body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
-        if body is None:
-            return
-        fields = self.struct_fields.get(qname, {})
-        for fd in body.named_children:
-            if fd.type != "field_declaration":
-                continue
-            tag = fd.child_by_field_name("tag")
-            tags = parse_struct_tag(unquote(self.text(tag))) if tag is not None else {}
-            names = fd.children_by_field_name("name")
-            ty = fd.child_by_field_name("type")
-            if names:
-                for n in names:
-                    fname = self.text(n)
-                    self.decl("sym:go:" + qname + "." + fname, "field", n, type=fields.get(fname), tags=dict(tags))
-                    if ty is not None and ty.type == "struct_type":
-                        self.field_decls(qname + "." + fname, ty)
-            elif ty is not None:
-                qt = self.qtype(ty)
-                if qt:
-                    self.decl("sym:go:" + qname + "." + qt.rsplit(".", 1)[-1], "field", ty, type=qt,
-                              tags=tags, embedded=True)
 
     def do_consts(self, node: Any, fn_sym: str | None = None) -> None:
         prev_vals: list[Any] = []
@@ -487,28 +270,25 @@ class _GoFile:
             if src:
                 self.derived.setdefault(sym, set()).update(src)
 
-    def param_sources(self, expr: Any) -> set[tuple[int, int]]:
+    def param_sources(self, expr: Expr) -> set[tuple[int, int]]:
+        """(function id, param index) of the parameters `expr` reads, directly or through locals."""
         out: set[tuple[int, int]] = set()
-        stack = [expr]
-        while stack:
-            e = stack.pop()
-            if isinstance(e, dict):
-                if e.get("k") == "ref":
-                    s = e["sym"]
-                    p = self.param_of.get(s)
-                    if p is not None:
-                        out.add((id(p[0]), p[1]))
-                    d = self.derived.get(s)
-                    if d:
-                        out |= d
-                else:
-                    stack.extend(v for v in e.values() if isinstance(v, (dict, list)))
-            elif isinstance(e, list):
-                stack.extend(e)
+        refs: list[str] = []
+        _refs(expr, refs)
+        for s in refs:
+            p = self.param_of.get(s)
+            if p is not None:
+                out.add((id(p[0]), p[1]))
+            d = self.derived.get(s)
+            if d:
+                out |= d
         return out
 
     # --- functions ------------------------------------------------------------------
     def do_func_decl(self, node: Any) -> None:
+        self.param_of.clear()
+        self.derived.clear()
+        self.fn_by_id.clear()
         name = self.text(node.child_by_field_name("name"))
         recv = self.receiver(node)
         if recv is not None:
@@ -828,340 +608,32 @@ class _GoFile:
 
     STMT: dict[str, Any] = {}
 
-    # --- expressions ----------------------------------------------------------------
-    def fn_stack(self) -> list[_Fn]:
-        out = []
-        fn = self.fn
-        while fn is not None:
-            out.append(fn)
-            fn = fn.parent
-        return out
-
-    def ex(self, node: Any, store: Expr | None = None) -> Expr:
-        h = self.EXPR.get(node.type)
-        if h is None:
-            for c in node.named_children:
-                if c.type in self.EXPR:
-                    self.ex(c)
-                else:
-                    self.stmt(c)
-            return self.unknown(node)
-        return h(self, node, store)
-
-    def e_ident(self, node: Any, store: Expr | None) -> Expr:
-        name = self.text(node)
-        hit = self.lookup(name)
-        if hit is not None:
-            return {"k": "ref", "sym": hit[0]}
-        if name in self.func_results:
-            return {"k": "fnref", "sym": self.pfx + name}
-        if name == "true" or name == "false":
-            return self.unknown(node)
-        return {"k": "ref", "sym": self.pfx + name}
-
-    def e_int(self, node: Any, store: Expr | None) -> Expr:
-        v = parse_number(self.text(node))
-        if v is None:
-            return self.unknown(node)
-        return {"k": "num", "v": v, "u": None, "at": self.at(node)}
-
-    def e_iota(self, node: Any, store: Expr | None) -> Expr:
-        if self.iota is None:
-            return self.unknown(node)
-        return {"k": "num", "v": float(self.iota), "u": None, "at": self.at(node)}
-
-    def e_str(self, node: Any, store: Expr | None) -> Expr:
-        v = unquote(self.text(node))
-        if len(v) < 200 and CONFIG_FILE_RE.match(v):
-            self.cfg_files[v] = None
-        return {"k": "str", "v": v, "at": self.at(node)}
-
-    def e_nil(self, node: Any, store: Expr | None) -> Expr:
-        return {"k": "none", "at": self.at(node)}
-
-    def e_paren(self, node: Any, store: Expr | None) -> Expr:
-        inner = node.named_children
-        return self.ex(inner[0], store) if inner else self.unknown(node)
-
-    def e_unary(self, node: Any, store: Expr | None) -> Expr:
-        op = node.child_by_field_name("operator")
-        operand = node.child_by_field_name("operand")
-        if operand is None:
-            return self.unknown(node)
-        ot = op.type if op is not None else ""
-        if ot in ("&", "*", "+"):
-            return self.ex(operand, store)
-        if ot == "-":
-            x = self.ex(operand, store)
-            if x.get("k") == "num":
-                return {"k": "num", "v": -x["v"], "u": x["u"], "at": self.at(node)}
-            return {"k": "op", "op": "neg", "args": [x], "at": self.at(node)}
-        self.ex(operand)
-        return self.unknown(node)
-
-    def e_binary(self, node: Any, store: Expr | None) -> Expr:
-        left = self.ex(node.child_by_field_name("left"), store)
-        right = self.ex(node.child_by_field_name("right"), store)
-        opn = node.child_by_field_name("operator")
-        op = _OPS.get(opn.type) if opn is not None else None
-        if op is None:
-            return self.unknown(node)
-        if left.get("k") == "num" and right.get("k") == "num":
-            lu, ru = left["u"], right["u"]
-            a, b = left["v"], right["v"]
-            folded = None
-            if op == "mul" and (lu is None or ru is None):
-                folded = (a * b, lu or ru)
-            elif op in ("add", "sub") and lu == ru:
-                folded = (a + b if op == "add" else a - b, lu)
-            elif op == "div" and ru is None and b != 0:
-                folded = (a / b, lu)
-            if folded is not None:
-                return {"k": "num", "v": folded[0], "u": folded[1], "at": self.at(node)}
-        return {"k": "op", "op": op, "args": [left, right], "at": self.at(node)}
-
-    def e_selector(self, node: Any, store: Expr | None) -> Expr:
-        operand = node.child_by_field_name("operand")
-        fname = self.text(node.child_by_field_name("field"))
-        if operand.type == "identifier":
-            ip = self.alias(self.text(operand))
-            if ip is not None:
-                q = ip + "." + fname
-                c = self.cat.constants.get(q)
-                if c is not None:
-                    return {"k": "num", "v": c, "u": "ns", "at": self.at(node)}
-                return {"k": "ref", "sym": "sym:go:" + q}
-        x = self.ex(operand)
-        ot = self.static_type(operand)
-        e: Expr = {"k": "ref", "sym": "sym:go:" + ot + "." + fname} if ot else {"k": "field", "x": x, "name": fname}
-        self.use(e)
-        return e
-
-    def use(self, e: Expr) -> None:
-        fn = self.fn
-        if fn is None:
-            return
-        key = e["sym"] if e["k"] == "ref" else repr(e)
-        while fn is not None:
-            if key not in fn.uses_keys and len(fn.fact.uses) < _USES_CAP:
-                fn.uses_keys.add(key)
-                fn.fact.uses.append(e)
-            fn = fn.parent
-
-    def e_index(self, node: Any, store: Expr | None) -> Expr:
-        operand = node.child_by_field_name("operand")
-        index = node.child_by_field_name("index")
-        x = self.ex(operand) if operand is not None else None
-        if index is not None:
-            k = self.ex(index)
-            if x is not None and k.get("k") == "str":
-                return {"k": "item", "x": x, "key": k["v"]}
-        return self.unknown(node)
-
-    def e_assert(self, node: Any, store: Expr | None) -> Expr:
-        operand = node.child_by_field_name("operand")
-        return self.ex(operand, store) if operand is not None else self.unknown(node)
-
-    def e_func_lit(self, node: Any, store: Expr | None) -> Expr:
-        return self.func_literal(node)
-
-    def e_composite(self, node: Any, store: Expr | None) -> Expr:
-        ty = node.child_by_field_name("type")
-        body = node.child_by_field_name("body")
-        qt = self.qtype(ty) if ty is not None and ty.type in (
-            "type_identifier", "qualified_type", "generic_type") else None
-        fields: dict[str, Expr] = {}
-        if body is None:
-            return self.unknown(node)
-        is_site_type = qt is not None and qt in self.cat.field_types
-        group = None
-        for el in body.named_children:
-            if el.type == "keyed_element":
-                key = el.child_by_field_name("key")
-                val = el.child_by_field_name("value")
-                if key is None or val is None:
-                    continue
-                kn = key.named_children[0] if key.type == "literal_element" and key.named_children else key
-                vn = val.named_children[0] if val.type == "literal_element" and val.named_children else val
-                if qt is not None and kn.type in ("identifier", "field_identifier"):
-                    fname = self.text(kn)
-                    fsym = "sym:go:" + qt + "." + fname
-                    expr = self.ex(vn, {"k": "ref", "sym": fsym})
-                    fields[fname] = expr
-                    self.bind(fsym, expr, el, el)
-                    if is_site_type:
-                        for spec in self.cat.field_sites(qt, fname):
-                            if group is None:
-                                group = "lit:%s:%d:%d" % (self.path, *self.at(node))
-                            self.site(spec, vn, expr, store, group)
-                else:
-                    if kn.type not in ("identifier", "field_identifier"):
-                        self.ex(kn)
-                    self.ex(vn)
-            elif el.type == "literal_element":
-                for c in el.named_children:
-                    self.ex(c)
-        if qt is None:
-            return self.unknown(node)
-        if is_site_type:
-            for spec in self.cat.implicit_fields(qt):
-                if spec.field not in fields:
-                    self.site(spec, node, None, store, group or "lit:%s:%d:%d" % (self.path, *self.at(node)))
-        return {"k": "obj", "type": qt, "fields": fields, "at": self.at(node)}
-
-    def site(self, spec: Any, node: Any, value: Expr | None, store: Expr | None, group: str | None) -> None:
-        line, col = self.at(node)
-        self.facts.sites.append(SiteFact(
-            id=f"site:{self.path}:{line}:{col}", api=spec.api, role=spec.role, span=self.pos.span(node),
-            value=value, function=self.fn.sym if self.fn is not None else None, stored_in=store,
-            group=group, unit=spec.unit))
-        if spec.role in _TIMERISH and value is not None and self.fn is not None and self.param_of:
-            for fid, idx in self.param_sources(value):
-                fn = self.fn_by_id.get(fid)
-                if fn is not None and idx not in fn.fact.timer_params:
-                    fn.fact.timer_params.append(idx)
-
-    def e_call(self, node: Any, store: Expr | None) -> Expr:
-        return self.call(node, store, None)
-
-    def e_conversion(self, node: Any, store: Expr | None) -> Expr:
-        operand = node.child_by_field_name("operand")
-        return self.ex(operand, store) if operand is not None else self.unknown(node)
-
-    def call(self, node: Any, store: Expr | None, flag: str | None) -> Expr:
-        fnode = node.child_by_field_name("function")
-        argl = node.child_by_field_name("arguments")
-        arg_nodes = [a for a in argl.named_children if a.type != "comment"] if argl is not None else []
-        ft = fnode.type
-        at = self.at(node)
-        if ft == "identifier":
-            name = self.text(fnode)
-            hit = self.lookup(name)
-            if hit is not None:
-                args = [self.ex(a, store) for a in arg_nodes]
-                self.called(hit[0])
-                return self.unknown(node)
-            if name in ("min", "max") and name not in self.func_results:
-                args = [self.ex(a, store) for a in arg_nodes]
-                return {"k": "op", "op": name, "args": args, "at": at}
-            if name in _NUMERIC_CONV and len(arg_nodes) == 1 and name not in self.types:
-                return self.ex(arg_nodes[0], store)
-            if name in self.types and len(arg_nodes) == 1:
-                return self.ex(arg_nodes[0], store)
-            args = [self.ex(a, store) for a in arg_nodes]
-            if name in ("len", "cap", "make", "new", "append", "copy", "delete", "panic", "print",
-                        "println", "recover", "close", "complex", "real", "imag", "clear") \
-                    and name not in self.func_results:
-                return self.unknown(node)
-            callee = {"k": "fnref", "sym": self.pfx + name}
-            return self.call_fact(callee, node, args, flag, at)
-        if ft == "selector_expression":
-            operand = fnode.child_by_field_name("operand")
-            mname = self.text(fnode.child_by_field_name("field"))
-            ip = self.alias(self.text(operand)) if operand.type == "identifier" else None
-            if ip is not None:
-                return self.pkg_call(ip, mname, node, arg_nodes, store, flag, at)
-            ot = self.guess_type(operand)
-            if ot is not None:
-                conv = self.cat.conversion(ot + "." + mname)
-                if conv is not None and "." in ot:
-                    return self.conv(conv, operand, arg_nodes, at, store, method=True)
-                specs = self.cat.call_sites(ot + "." + mname) if not self.is_module(ot.rsplit(".", 1)[0]) else []
-            else:
-                specs = []
-                for rt, entry in self.cat.method_convs.get(mname, ()):
-                    if not arg_nodes:
-                        return self.conv(entry, operand, arg_nodes, at, store, method=True)
-            x = self.ex(operand)
-            args = [self.ex(a, store) for a in arg_nodes]
-            callee = {"k": "method", "x": x, "name": mname}
-            if specs:
-                self.call_sites(specs, node, arg_nodes, args, store)
-            ext_type = ot is not None and ot not in self.struct_fields and not self.is_module(ot.rsplit(".", 1)[0]) \
-                and "." in ot
-            if ext_type and not specs:
-                return {"k": "call", "fn": callee, "args": args, "at": at}
-            return self.call_fact(callee, node, args, flag, at)
-        if ft == "func_literal":
-            callee = self.func_literal(fnode)
-            args = [self.ex(a, store) for a in arg_nodes]
-            return self.call_fact(callee, node, args, flag, at)
-        if ft in ("parenthesized_expression",) and fnode.named_children \
-                and fnode.named_children[0].type in ("qualified_type", "pointer_type", "type_identifier"):
-            return self.ex(arg_nodes[0], store) if arg_nodes else self.unknown(node)
-        self.ex(fnode)
-        for a in arg_nodes:
-            self.ex(a, store)
-        return self.unknown(node)
-
-    def called(self, sym: str) -> None:
-        p = self.param_of.get(sym)
-        srcs = {(id(p[0]), p[1])} if p is not None else set()
-        srcs |= self.derived.get(sym, set())
-        for fid, idx in srcs:
-            fn = self.fn_by_id.get(fid)
-            if fn is not None and idx not in fn.fact.called_params:
-                fn.fact.called_params.append(idx)
-
-    def pkg_call(self, ip: str, name: str, node: Any, arg_nodes: list[Any], store: Expr | None,
-                 flag: str | None, at: list[int]) -> Expr:
-        q = ip + "." + name
-        cat = self.cat
-        env = cat.env_read(q)
-        if env is not None:
-            i = int(env.get("name_arg", 0))
-            args = [self.ex(a) for a in arg_nodes]
-            name_e = args[i] if i < len(args) else {"k": "unknown", "text": "", "at": at}
-            if name_e.get("k") == "str":
-                self.env_names[name_e["v"]] = None
-            elif name_e.get("k") == "ref" and name_e["sym"].startswith(self.pfx):
-                v = self.str_consts.get(name_e["sym"][len(self.pfx):])
-                if v is not None:
-                    self.env_names[v] = None
-            self.call_fact({"k": "ext", "name": q}, node, args, flag, at)
-            return {"k": "env", "name": name_e, "default": None, "at": at}
-        conv = cat.conversion(q)
-        if conv is not None:
-            return self.conv(conv, None, arg_nodes, at, store)
-        if self.is_module(ip):
-            args = [self.ex(a, store) for a in arg_nodes]
-            return self.call_fact({"k": "fnref", "sym": "sym:go:" + q}, node, args, flag, at)
-        args = [self.ex(a, store) for a in arg_nodes]
-        callee = {"k": "ext", "name": q}
-        specs = cat.call_sites(q)
-        if specs:
-            self.call_sites(specs, node, arg_nodes, args, store)
-            return self.call_fact(callee, node, args, flag, at)
-        return {"k": "call", "fn": callee, "args": args, "at": at}
-
-    def conv(self, entry: dict[str, Any], operand: Any, arg_nodes: list[Any], at: list[int],
-             store: Expr | None, method: bool = False) -> Expr:
-        if method:
-            x = self.ex(operand, store)
-            for a in arg_nodes:
-                self.ex(a)
-        else:
-            args = [self.ex(a, store) for a in arg_nodes]
-            i = int(entry.get("arg", 0) or 0)
-            x = args[i] if i < len(args) else {"k": "unknown", "text": "", "at": at}
-        return {"k": "conv", "t": entry.get("to"), "x": x, "at": at}
-
-    def call_sites(self, specs: list[Any], node: Any, arg_nodes: list[Any], args: list[Expr],
-                   store: Expr | None) -> None:
-        for spec in specs:
-            i = spec.arg
-            if i is not None and i < len(args):
-                self.site(spec, arg_nodes[i], args[i], store, None)
-            else:
-                self.site(spec, node, None, store, None)
-
-    def call_fact(self, callee: Expr, node: Any, args: list[Expr], flag: str | None, at: list[int]) -> Expr:
-        self.facts.calls.append(CallFact(
-            callee=callee, span=self.pos.span(node), function=self.fn.sym if self.fn is not None else None,
-            args=args, in_go=flag == "in_go", in_defer=flag == "in_defer"))
-        return {"k": "call", "fn": callee, "args": args, "at": at}
-
     EXPR: dict[str, Any] = {}
+
+
+_LEAVES = frozenset({"num", "str", "none", "unknown", "fnref", "ext"})
+
+
+def _refs(e: Expr, out: list[str]) -> None:
+    k = e.get("k")
+    if k in _LEAVES:
+        return
+    if k == "ref":
+        out.append(e["sym"])
+    elif k == "op" or k == "or":
+        for a in e["args"]:
+            _refs(a, out)
+    elif k == "call":
+        _refs(e["fn"], out)
+        for a in e["args"]:
+            _refs(a, out)
+    elif k in ("field", "conv", "method", "item"):
+        _refs(e["x"], out)
+    elif k == "env":
+        _refs(e["name"], out)
+    elif k == "obj":
+        for a in e["fields"].values():
+            _refs(a, out)
 
 
 _GoFile.STMT = {

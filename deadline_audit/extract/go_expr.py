@@ -1,0 +1,362 @@
+"""Expressions of the Go extractor: tree-sitter expression nodes → `Expr` dicts, and the
+call/site/use facts recorded on the way. A mixin of `_GoFile` (deadline_audit/extract/go.py),
+which owns the scopes, the file's declarations and the statement walk."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from deadline_audit.extract.go_text import CONFIG_FILE_RE, parse_number, unquote
+from deadline_audit.facts import CallFact, Expr, SiteFact
+
+if TYPE_CHECKING:
+    from deadline_audit.extract.go import _Fn
+
+_NUMERIC_CONV = frozenset(
+    "byte float32 float64 int int8 int16 int32 int64 rune uint uint8 uint16 uint32 uint64 uintptr".split()
+)
+_BUILTIN_FUNCS = frozenset(
+    "len cap make new append copy delete panic print println recover close complex real imag clear".split()
+)
+_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+_TIMERISH = frozenset({"timer", "ticker", "sleep"})
+_USES_CAP = 64
+
+
+class GoExprs:
+    """Expression conversion; expects the attributes and helpers `_GoFile` defines."""
+
+    EXPR: dict[str, Any]
+    STMT: dict[str, Any]
+
+    # --- expressions ----------------------------------------------------------------
+    def fn_stack(self) -> list[_Fn]:
+        out = []
+        fn = self.fn
+        while fn is not None:
+            out.append(fn)
+            fn = fn.parent
+        return out
+
+    def ex(self, node: Any, store: Expr | None = None) -> Expr:
+        h = self.EXPR.get(node.type)
+        if h is None:
+            for c in node.named_children:
+                if c.type in self.EXPR:
+                    self.ex(c)
+                else:
+                    self.stmt(c)
+            return self.unknown(node)
+        return h(self, node, store)
+
+    def e_ident(self, node: Any, store: Expr | None) -> Expr:
+        name = self.text(node)
+        hit = self.lookup(name)
+        if hit is not None:
+            return {"k": "ref", "sym": hit[0]}
+        if name in self.func_results:
+            return {"k": "fnref", "sym": self.pfx + name}
+        if name == "true" or name == "false":
+            return self.unknown(node)
+        return {"k": "ref", "sym": self.pfx + name}
+
+    def e_int(self, node: Any, store: Expr | None) -> Expr:
+        v = parse_number(self.text(node))
+        if v is None:
+            return self.unknown(node)
+        return {"k": "num", "v": v, "u": None, "at": self.at(node)}
+
+    def e_iota(self, node: Any, store: Expr | None) -> Expr:
+        if self.iota is None:
+            return self.unknown(node)
+        return {"k": "num", "v": float(self.iota), "u": None, "at": self.at(node)}
+
+    def e_str(self, node: Any, store: Expr | None) -> Expr:
+        v = unquote(self.text(node))
+        if len(v) < 200 and CONFIG_FILE_RE.match(v):
+            self.cfg_files[v] = None
+        return {"k": "str", "v": v, "at": self.at(node)}
+
+    def e_nil(self, node: Any, store: Expr | None) -> Expr:
+        return {"k": "none", "at": self.at(node)}
+
+    def e_paren(self, node: Any, store: Expr | None) -> Expr:
+        inner = node.named_children
+        return self.ex(inner[0], store) if inner else self.unknown(node)
+
+    def e_unary(self, node: Any, store: Expr | None) -> Expr:
+        op = node.child_by_field_name("operator")
+        operand = node.child_by_field_name("operand")
+        if operand is None:
+            return self.unknown(node)
+        ot = op.type if op is not None else ""
+        if ot in ("&", "*", "+"):
+            return self.ex(operand, store)
+        if ot == "-":
+            x = self.ex(operand, store)
+            if x.get("k") == "num":
+                return {"k": "num", "v": -x["v"], "u": x["u"], "at": self.at(node)}
+            return {"k": "op", "op": "neg", "args": [x], "at": self.at(node)}
+        self.ex(operand)
+        return self.unknown(node)
+
+    def e_binary(self, node: Any, store: Expr | None) -> Expr:
+        left = self.ex(node.child_by_field_name("left"), store)
+        right = self.ex(node.child_by_field_name("right"), store)
+        opn = node.child_by_field_name("operator")
+        op = _OPS.get(opn.type) if opn is not None else None
+        if op is None:
+            return self.unknown(node)
+        if left.get("k") == "num" and right.get("k") == "num":
+            lu, ru = left["u"], right["u"]
+            a, b = left["v"], right["v"]
+            folded = None
+            if op == "mul" and (lu is None or ru is None):
+                folded = (a * b, lu or ru)
+            elif op in ("add", "sub") and lu == ru:
+                folded = (a + b if op == "add" else a - b, lu)
+            elif op == "div" and ru is None and b != 0:
+                folded = (a / b, lu)
+            if folded is not None:
+                return {"k": "num", "v": folded[0], "u": folded[1], "at": self.at(node)}
+        return {"k": "op", "op": op, "args": [left, right], "at": self.at(node)}
+
+    def e_selector(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        fname = self.text(node.child_by_field_name("field"))
+        if operand.type == "identifier":
+            ip = self.alias(self.text(operand))
+            if ip is not None:
+                q = ip + "." + fname
+                c = self.cat.constants.get(q)
+                if c is not None:
+                    return {"k": "num", "v": c, "u": "ns", "at": self.at(node)}
+                return {"k": "ref", "sym": "sym:go:" + q}
+        x = self.ex(operand)
+        ot = self.static_type(operand)
+        e: Expr = {"k": "ref", "sym": "sym:go:" + ot + "." + fname} if ot else {"k": "field", "x": x, "name": fname}
+        self.use(e)
+        return e
+
+    def use(self, e: Expr) -> None:
+        fn = self.fn
+        if fn is None:
+            return
+        key = e["sym"] if e["k"] == "ref" else repr(e)
+        while fn is not None:
+            if key not in fn.uses_keys and len(fn.fact.uses) < _USES_CAP:
+                fn.uses_keys.add(key)
+                fn.fact.uses.append(e)
+            fn = fn.parent
+
+    def e_index(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        index = node.child_by_field_name("index")
+        x = self.ex(operand) if operand is not None else None
+        if index is not None:
+            k = self.ex(index)
+            if x is not None and k.get("k") == "str":
+                return {"k": "item", "x": x, "key": k["v"]}
+        return self.unknown(node)
+
+    def e_assert(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        return self.ex(operand, store) if operand is not None else self.unknown(node)
+
+    def e_func_lit(self, node: Any, store: Expr | None) -> Expr:
+        return self.func_literal(node)
+
+    def e_composite(self, node: Any, store: Expr | None) -> Expr:
+        ty = node.child_by_field_name("type")
+        body = node.child_by_field_name("body")
+        qt = self.qtype(ty) if ty is not None and ty.type in (
+            "type_identifier", "qualified_type", "generic_type") else None
+        fields: dict[str, Expr] = {}
+        if body is None:
+            return self.unknown(node)
+        is_site_type = qt is not None and qt in self.cat.field_types
+        group = None
+        for el in body.named_children:
+            if el.type == "keyed_element":
+                key = el.child_by_field_name("key")
+                val = el.child_by_field_name("value")
+                if key is None or val is None:
+                    continue
+                kn = key.named_children[0] if key.type == "literal_element" and key.named_children else key
+                vn = val.named_children[0] if val.type == "literal_element" and val.named_children else val
+                if qt is not None and kn.type in ("identifier", "field_identifier"):
+                    fname = self.text(kn)
+                    fsym = "sym:go:" + qt + "." + fname
+                    expr = self.ex(vn, {"k": "ref", "sym": fsym})
+                    fields[fname] = expr
+                    self.bind(fsym, expr, el, el)
+                    if is_site_type:
+                        for spec in self.cat.field_sites(qt, fname):
+                            if group is None:
+                                group = "lit:%s:%d:%d" % (self.path, *self.at(node))
+                            self.site(spec, vn, expr, store, group)
+                else:
+                    if kn.type not in ("identifier", "field_identifier"):
+                        self.ex(kn)
+                    self.ex(vn)
+            elif el.type == "literal_element":
+                for c in el.named_children:
+                    self.ex(c)
+        if qt is None:
+            return self.unknown(node)
+        if is_site_type:
+            for spec in self.cat.implicit_fields(qt):
+                if spec.field not in fields:
+                    self.site(spec, node, None, store, group or "lit:%s:%d:%d" % (self.path, *self.at(node)))
+        return {"k": "obj", "type": qt, "fields": fields, "at": self.at(node)}
+
+    def site(self, spec: Any, node: Any, value: Expr | None, store: Expr | None, group: str | None) -> None:
+        line, col = self.at(node)
+        self.facts.sites.append(SiteFact(
+            id=f"site:{self.path}:{line}:{col}", api=spec.api, role=spec.role, span=self.pos.span(node),
+            value=value, function=self.fn.sym if self.fn is not None else None, stored_in=store,
+            group=group, unit=spec.unit))
+        if spec.role in _TIMERISH and value is not None and self.fn is not None and self.param_of:
+            for fid, idx in self.param_sources(value):
+                fn = self.fn_by_id.get(fid)
+                if fn is not None and idx not in fn.fact.timer_params:
+                    fn.fact.timer_params.append(idx)
+
+    def e_call(self, node: Any, store: Expr | None) -> Expr:
+        return self.call(node, store, None)
+
+    def e_conversion(self, node: Any, store: Expr | None) -> Expr:
+        operand = node.child_by_field_name("operand")
+        return self.ex(operand, store) if operand is not None else self.unknown(node)
+
+    def call(self, node: Any, store: Expr | None, flag: str | None) -> Expr:
+        fnode = node.child_by_field_name("function")
+        argl = node.child_by_field_name("arguments")
+        arg_nodes = [a for a in argl.named_children if a.type != "comment"] if argl is not None else []
+        ft = fnode.type
+        at = self.at(node)
+        if ft == "identifier":
+            name = self.text(fnode)
+            hit = self.lookup(name)
+            if hit is not None:
+                args = [self.ex(a, store) for a in arg_nodes]
+                self.called(hit[0])
+                return self.unknown(node)
+            if name in ("min", "max") and name not in self.func_results:
+                args = [self.ex(a, store) for a in arg_nodes]
+                return {"k": "op", "op": name, "args": args, "at": at}
+            if name in _NUMERIC_CONV and len(arg_nodes) == 1 and name not in self.types:
+                return self.ex(arg_nodes[0], store)
+            if name in self.types and len(arg_nodes) == 1:
+                return self.ex(arg_nodes[0], store)
+            args = [self.ex(a, store) for a in arg_nodes]
+            if name in _BUILTIN_FUNCS and name not in self.func_results:
+                return self.unknown(node)
+            callee = {"k": "fnref", "sym": self.pfx + name}
+            return self.call_fact(callee, node, args, flag, at)
+        if ft == "selector_expression":
+            operand = fnode.child_by_field_name("operand")
+            mname = self.text(fnode.child_by_field_name("field"))
+            ip = self.alias(self.text(operand)) if operand.type == "identifier" else None
+            if ip is not None:
+                return self.pkg_call(ip, mname, node, arg_nodes, store, flag, at)
+            ot = self.guess_type(operand)
+            if ot is not None:
+                conv = self.cat.conversion(ot + "." + mname)
+                if conv is not None and "." in ot:
+                    return self.conv(conv, operand, arg_nodes, at, store, method=True)
+                specs = self.cat.call_sites(ot + "." + mname) if not self.is_module(ot.rsplit(".", 1)[0]) else []
+            else:
+                specs = []
+                for rt, entry in self.cat.method_convs.get(mname, ()):
+                    if not arg_nodes:
+                        return self.conv(entry, operand, arg_nodes, at, store, method=True)
+            x = self.ex(operand)
+            args = [self.ex(a, store) for a in arg_nodes]
+            callee = {"k": "method", "x": x, "name": mname}
+            if specs:
+                self.call_sites(specs, node, arg_nodes, args, store)
+            ext_type = ot is not None and ot not in self.struct_fields and not self.is_module(ot.rsplit(".", 1)[0]) \
+                and "." in ot
+            if ext_type and not specs:
+                return {"k": "call", "fn": callee, "args": args, "at": at}
+            return self.call_fact(callee, node, args, flag, at)
+        if ft == "func_literal":
+            callee = self.func_literal(fnode)
+            args = [self.ex(a, store) for a in arg_nodes]
+            return self.call_fact(callee, node, args, flag, at)
+        if ft in ("parenthesized_expression",) and fnode.named_children \
+                and fnode.named_children[0].type in ("qualified_type", "pointer_type", "type_identifier"):
+            return self.ex(arg_nodes[0], store) if arg_nodes else self.unknown(node)
+        self.ex(fnode)
+        for a in arg_nodes:
+            self.ex(a, store)
+        return self.unknown(node)
+
+    def called(self, sym: str) -> None:
+        p = self.param_of.get(sym)
+        srcs = {(id(p[0]), p[1])} if p is not None else set()
+        srcs |= self.derived.get(sym, set())
+        for fid, idx in srcs:
+            fn = self.fn_by_id.get(fid)
+            if fn is not None and idx not in fn.fact.called_params:
+                fn.fact.called_params.append(idx)
+
+    def pkg_call(self, ip: str, name: str, node: Any, arg_nodes: list[Any], store: Expr | None,
+                 flag: str | None, at: list[int]) -> Expr:
+        q = ip + "." + name
+        cat = self.cat
+        env = cat.env_read(q)
+        if env is not None:
+            i = int(env.get("name_arg", 0))
+            args = [self.ex(a) for a in arg_nodes]
+            name_e = args[i] if i < len(args) else {"k": "unknown", "text": "", "at": at}
+            if name_e.get("k") == "str":
+                self.env_names[name_e["v"]] = None
+            elif name_e.get("k") == "ref" and name_e["sym"].startswith(self.pfx):
+                v = self.str_consts.get(name_e["sym"][len(self.pfx):])
+                if v is not None:
+                    self.env_names[v] = None
+            self.call_fact({"k": "ext", "name": q}, node, args, flag, at)
+            return {"k": "env", "name": name_e, "default": None, "at": at}
+        conv = cat.conversion(q)
+        if conv is not None:
+            return self.conv(conv, None, arg_nodes, at, store)
+        if self.is_module(ip):
+            args = [self.ex(a, store) for a in arg_nodes]
+            return self.call_fact({"k": "fnref", "sym": "sym:go:" + q}, node, args, flag, at)
+        args = [self.ex(a, store) for a in arg_nodes]
+        callee = {"k": "ext", "name": q}
+        specs = cat.call_sites(q)
+        if specs:
+            self.call_sites(specs, node, arg_nodes, args, store)
+            return self.call_fact(callee, node, args, flag, at)
+        return {"k": "call", "fn": callee, "args": args, "at": at}
+
+    def conv(self, entry: dict[str, Any], operand: Any, arg_nodes: list[Any], at: list[int],
+             store: Expr | None, method: bool = False) -> Expr:
+        if method:
+            x = self.ex(operand, store)
+            for a in arg_nodes:
+                self.ex(a)
+        else:
+            args = [self.ex(a, store) for a in arg_nodes]
+            i = int(entry.get("arg", 0) or 0)
+            x = args[i] if i < len(args) else {"k": "unknown", "text": "", "at": at}
+        return {"k": "conv", "t": entry.get("to"), "x": x, "at": at}
+
+    def call_sites(self, specs: list[Any], node: Any, arg_nodes: list[Any], args: list[Expr],
+                   store: Expr | None) -> None:
+        for spec in specs:
+            i = spec.arg
+            if i is not None and i < len(args):
+                self.site(spec, arg_nodes[i], args[i], store, None)
+            else:
+                self.site(spec, node, None, store, None)
+
+    def call_fact(self, callee: Expr, node: Any, args: list[Expr], flag: str | None, at: list[int]) -> Expr:
+        self.facts.calls.append(CallFact(
+            callee=callee, span=self.pos.span(node), function=self.fn.sym if self.fn is not None else None,
+            args=args, in_go=flag == "in_go", in_defer=flag == "in_defer"))
+        return {"k": "call", "fn": callee, "args": args, "at": at}
+

@@ -1,0 +1,214 @@
+"""Declarations and in-file types of the Go extractor: the pre-pass over package-level
+declarations (types, struct fields, function results, package vars), type names, and the
+static type of an expression when the file itself says it. A mixin of `_GoFile`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deadline_audit.extract.go_text import parse_struct_tag, unquote
+
+_BUILTIN_TYPES = frozenset(
+    "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune "
+    "string uint uint8 uint16 uint32 uint64 uintptr any comparable".split()
+)
+
+
+class GoTypes:
+    """Type knowledge; expects the attributes and helpers `_GoFile` defines."""
+
+    def prepass(self, node: Any) -> None:
+        t = node.type
+        if t == "type_declaration":
+            for spec in node.named_children:
+                name = spec.child_by_field_name("name")
+                if name is None:
+                    continue
+                tname = self.text(name)
+                self.types.add(tname)
+                ty = spec.child_by_field_name("type")
+                if ty is not None and ty.type == "struct_type":
+                    self.collect_fields(self.ip + "." + tname, ty)
+        elif t == "function_declaration":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.func_results[self.text(name)] = self.result_type(node)
+        elif t == "method_declaration":
+            recv = self.receiver(node)
+            name = node.child_by_field_name("name")
+            if recv and name is not None:
+                self.method_results.setdefault(recv[1] or "", {})[self.text(name)] = self.result_type(node)
+        elif t in ("var_declaration", "const_declaration"):
+            for spec in self.specs(node):
+                ty = spec.child_by_field_name("type")
+                qt = self.qtype(ty) if ty is not None else None
+                values = spec.child_by_field_name("value")
+                vals = values.named_children if values is not None else []
+                for i, name in enumerate(spec.children_by_field_name("name")):
+                    vt = qt
+                    if vt is None and i < len(vals):
+                        vt = self.static_type(vals[i])
+                    self.pkg_vars[self.text(name)] = vt
+                    if t == "const_declaration" and i < len(vals) and vals[i].type in (
+                            "interpreted_string_literal", "raw_string_literal"):
+                        self.str_consts[self.text(name)] = unquote(self.text(vals[i]))
+
+    def collect_fields(self, qname: str, struct: Any) -> None:
+        fields: dict[str, str | None] = {}
+        self.struct_fields[qname] = fields
+        body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
+        if body is None:
+            return
+        for fd in body.named_children:
+            if fd.type != "field_declaration":
+                continue
+            ty = fd.child_by_field_name("type")
+            names = fd.children_by_field_name("name")
+            if ty is not None and ty.type == "struct_type":
+                for n in names:
+                    sub = qname + "." + self.text(n)
+                    self.collect_fields(sub, ty)
+                    fields[self.text(n)] = sub
+                continue
+            qt = self.qtype(ty) if ty is not None else None
+            if names:
+                for n in names:
+                    fields[self.text(n)] = qt
+            elif qt:
+                fields[qt.rsplit(".", 1)[-1]] = qt
+
+    @staticmethod
+    def specs(node: Any) -> list[Any]:
+        out = []
+        for c in node.named_children:
+            if c.type in ("var_spec", "const_spec"):
+                out.append(c)
+            elif c.type == "var_spec_list":
+                out.extend(x for x in c.named_children if x.type == "var_spec")
+        return out
+
+    def result_type(self, node: Any) -> str | None:
+        res = node.child_by_field_name("result")
+        if res is None:
+            return None
+        if res.type == "parameter_list":
+            decl = next((c for c in res.named_children if c.type == "parameter_declaration"), None)
+            res = decl.child_by_field_name("type") if decl is not None else None
+        qt = self.qtype(res) if res is not None else None
+        return None if qt in _BUILTIN_TYPES else qt
+
+    def receiver(self, node: Any) -> tuple[str | None, str | None] | None:
+        recv = node.child_by_field_name("receiver")
+        if recv is None:
+            return None
+        decl = next((c for c in recv.named_children if c.type == "parameter_declaration"), None)
+        if decl is None:
+            return None
+        name = decl.child_by_field_name("name")
+        ty = decl.child_by_field_name("type")
+        return (self.text(name) if name is not None else None, self.qtype(ty) if ty is not None else None)
+
+    def static_type(self, node: Any) -> str | None:
+        """The type of an expression when this file says it (no side effects)."""
+        t = node.type
+        if t == "identifier":
+            name = self.text(node)
+            hit = self.lookup(name)
+            if hit is not None:
+                return hit[1]
+            return self.pkg_vars.get(name)
+        if t == "composite_literal":
+            ty = node.child_by_field_name("type")
+            return self.qtype(ty) if ty is not None and ty.type in (
+                "type_identifier", "qualified_type", "generic_type") else None
+        if t == "unary_expression":
+            op = node.child_by_field_name("operator")
+            if op is not None and op.type in ("&", "*"):
+                return self.static_type(node.child_by_field_name("operand"))
+            return None
+        if t == "parenthesized_expression":
+            inner = node.named_children
+            return self.static_type(inner[0]) if inner else None
+        if t == "selector_expression":
+            operand = node.child_by_field_name("operand")
+            fname = self.text(node.child_by_field_name("field"))
+            if operand.type == "identifier":
+                ip = self.alias(self.text(operand))
+                if ip is not None:
+                    return None
+            ot = self.static_type(operand)
+            if ot is None:
+                return None
+            fields = self.struct_fields.get(ot)
+            return fields.get(fname) if fields else None
+        if t == "call_expression":
+            fn = node.child_by_field_name("function")
+            if fn.type == "identifier":
+                name = self.text(fn)
+                if self.lookup(name) is None:
+                    if name in self.types:
+                        return self.ip + "." + name
+                    return self.func_results.get(name)
+                return None
+            if fn.type == "selector_expression":
+                operand = fn.child_by_field_name("operand")
+                fname = self.text(fn.child_by_field_name("field"))
+                if operand.type == "identifier":
+                    ip = self.alias(self.text(operand))
+                    if ip is not None:
+                        return None
+                ot = self.static_type(operand)
+                if ot is not None:
+                    return self.method_results.get(ot, {}).get(fname)
+        return None
+
+    def guess_type(self, node: Any) -> str | None:
+        """static_type, plus the Go convention that `pkg.NewT(...)` returns a *pkg.T (used only
+        to match catalog methods such as time.Timer.Reset, never reported as a decl type)."""
+        st = self.static_type(node)
+        if st is not None or node.type != "call_expression":
+            return st
+        fn = node.child_by_field_name("function")
+        if fn.type == "selector_expression":
+            operand = fn.child_by_field_name("operand")
+            if operand.type == "identifier":
+                ip = self.alias(self.text(operand))
+                fname = self.text(fn.child_by_field_name("field"))
+                if ip is not None and fname.startswith("New") and len(fname) > 3 and fname[3].isupper():
+                    return ip + "." + fname[3:]
+        return None
+
+    def do_type_decl(self, node: Any) -> None:
+        for spec in node.named_children:
+            name = spec.child_by_field_name("name")
+            if name is None:
+                continue
+            tname = self.text(name)
+            self.decl(self.pfx + tname, "type", name)
+            ty = spec.child_by_field_name("type")
+            if ty is not None and ty.type == "struct_type":
+                self.field_decls(self.ip + "." + tname, ty)
+
+    def field_decls(self, qname: str, struct: Any) -> None:
+        body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
+        if body is None:
+            return
+        fields = self.struct_fields.get(qname, {})
+        for fd in body.named_children:
+            if fd.type != "field_declaration":
+                continue
+            tag = fd.child_by_field_name("tag")
+            tags = parse_struct_tag(unquote(self.text(tag))) if tag is not None else {}
+            names = fd.children_by_field_name("name")
+            ty = fd.child_by_field_name("type")
+            if names:
+                for n in names:
+                    fname = self.text(n)
+                    self.decl("sym:go:" + qname + "." + fname, "field", n, type=fields.get(fname), tags=dict(tags))
+                    if ty is not None and ty.type == "struct_type":
+                        self.field_decls(qname + "." + fname, ty)
+            elif ty is not None:
+                qt = self.qtype(ty)
+                if qt:
+                    self.decl("sym:go:" + qname + "." + qt.rsplit(".", 1)[-1], "field", ty, type=qt,
+                              tags=tags, embedded=True)
