@@ -1,0 +1,208 @@
+"""The timeout-flow graph: values resolved along flows, env layers and profiles, the
+resolution policy (unresolved stays None, no link), and the `graph`/`why` commands."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from typer.testing import CliRunner
+
+from analysis_support import build
+from deadline_audit import pipeline
+from deadline_audit.cli import app
+from deadline_audit.config import load_config
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return root
+
+
+def graph_of(root: Path):
+    return pipeline.build([root], load_config([root]), use_cache=False).graph
+
+
+def site_at(graph, suffix: str, line: int) -> dict:
+    matches = [a for n, a in graph.g.nodes(data=True)
+               if a.get("kind") == "site" and str(a.get("path", "")).endswith(suffix) and a.get("line") == line]
+    assert matches, f"no site at {suffix}:{line}"
+    return matches[0]
+
+
+GO_MOD = "module example.com/app\n\ngo 1.22\n"
+
+
+def test_go_helper_constant_in_other_package_and_struct_field_set_in_constructor(tmp_path):
+    root = write_tree(tmp_path, {
+        "go.mod": GO_MOD,
+        "defaults/defaults.go": """
+            package defaults
+
+            import "time"
+
+            const CallTimeout = 90 * time.Second
+        """,
+        "conf/env.go": """
+            package conf
+
+            import (
+                "os"
+                "strconv"
+                "time"
+
+                "example.com/app/defaults"
+            )
+
+            type Settings struct{ Call time.Duration }
+
+            func seconds(name string, def time.Duration) time.Duration {
+                raw := os.Getenv(name)
+                n, err := strconv.Atoi(raw)
+                if err != nil || n <= 0 {
+                    return def
+                }
+                return time.Duration(n) * time.Second
+            }
+
+            func Load() Settings {
+                return Settings{Call: seconds("CALL_TIMEOUT_SECONDS", defaults.CallTimeout)}
+            }
+        """,
+        "api/client.go": """
+            package api
+
+            import (
+                "net/http"
+
+                "example.com/app/conf"
+            )
+
+            type Client struct{ http *http.Client }
+
+            func New(s conf.Settings) *Client {
+                c := &Client{}
+                c.http = &http.Client{Timeout: s.Call}
+                return c
+            }
+        """,
+        ".env": "CALL_TIMEOUT_SECONDS=600\n",
+        ".env.staging": "CALL_TIMEOUT_SECONDS=30\n",
+    })
+    graph = graph_of(root)
+    site = site_at(graph, "api/client.go", 13)
+    assert site["role"] == "transport_deadline"
+    assert site["effective_seconds"] == 600.0  # the layer, read as integer seconds
+    assert site["default_seconds"] == 90.0  # the constant in another package, through the helper
+    env = graph.g.nodes["env:CALL_TIMEOUT_SECONDS"]
+    assert [(lay["raw"], lay["wins"]) for lay in env["layers"]] == [("600", True)]
+    assert [(p["profile"], p["raw"]) for p in env["profiles"]] == [("staging", "30")]
+    assert nx.has_path(graph.g, "env:CALL_TIMEOUT_SECONDS", next(
+        n for n, a in graph.g.nodes(data=True) if a is site))
+
+
+def test_value_only_in_a_profile_is_effective_when_no_layer_sets_it(tmp_path):
+    root = write_tree(tmp_path, {
+        "go.mod": GO_MOD,
+        "main.go": """
+            package main
+
+            import (
+                "context"
+                "os"
+                "time"
+            )
+
+            func main() {
+                d, _ := time.ParseDuration(os.Getenv("JOB_DEADLINE"))
+                ctx, cancel := context.WithTimeout(context.Background(), d)
+                defer cancel()
+                <-ctx.Done()
+            }
+        """,
+        ".env.production": "JOB_DEADLINE=45m\n",
+        ".env.example": "JOB_DEADLINE=1m\n",
+    })
+    site = site_at(graph_of(root), "main.go", 11)
+    assert site["effective_seconds"] == 2700.0
+    assert site["default_seconds"] is None  # nothing set, no default: unresolved
+
+
+def test_unresolved_shapes_stay_unresolved(tmp_path):
+    root = write_tree(tmp_path, {
+        "go.mod": GO_MOD,
+        "svc/svc.go": """
+            package svc
+
+            import (
+                "net/http"
+                "time"
+            )
+
+            type Timeouts interface{ Call() time.Duration }
+
+            func viaInterface(t Timeouts) *http.Client {
+                return &http.Client{Timeout: t.Call()}
+            }
+
+            func twoValues(fast bool) *http.Client {
+                d := 10 * time.Second
+                if fast {
+                    d = 2 * time.Second
+                }
+                return &http.Client{Timeout: d}
+            }
+        """,
+    })
+    graph = graph_of(root)
+    assert site_at(graph, "svc/svc.go", 11)["effective_seconds"] is None  # interface dispatch
+    assert site_at(graph, "svc/svc.go", 19)["effective_seconds"] is None  # two different values
+
+
+def test_graph_command_exports_env_layers_default_and_flows_to_every_site():
+    runner = CliRunner()
+    result = runner.invoke(app, ["graph", "fixtures/demo", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)["graph"]
+    nodes = {n["id"]: n for n in data["nodes"]}
+    env = nodes["env:MODEL_TIMEOUT"]
+    assert [(lay["path"], lay["raw"]) for lay in env["layers"]] == [
+        ("fixtures/demo/engine/.env", "30m"), ("fixtures/demo/engine/config/.env", "30m")]
+    assert {r["default_seconds"] for r in env["reads"]} == {120.0}
+    g = nx.node_link_graph(data, edges="edges", directed=True, multigraph=True)
+    reached = nx.descendants(g, "env:MODEL_TIMEOUT")
+    transport = {n for n in reached if nodes[n].get("role") == "transport_deadline"}
+    leases = {n for n in reached if nodes[n].get("role") == "lease"}
+    assert {(nodes[n]["path"].rsplit("/", 1)[-1], nodes[n]["line"]) for n in transport} == {
+        ("client.go", 36), ("openai.go", 20)}
+    assert {nodes[n]["line"] for n in leases} == {34, 44}  # plan and model_call; tool_call reads TOOL_TIMEOUT
+    assert all(nodes[n]["value_seconds"] == 1800.0 for n in transport | leases)
+
+
+@pytest.mark.parametrize("fmt", ["dot", "mermaid", "graphml"])
+def test_graph_command_other_formats(fmt):
+    result = CliRunner().invoke(app, ["graph", "fixtures/demo/engine", "--format", fmt])
+    assert result.exit_code == 0, result.output
+    assert "MODEL_TIMEOUT" in result.stdout
+
+
+def test_why_prints_the_chain_and_the_rule_verdicts():
+    result = CliRunner().invoke(app, ["why", "fixtures/demo/engine/internal/models/client.go:36", "fixtures/demo"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "role=transport_deadline" in out
+    assert "fixtures/demo/engine/config/.env:1 = 30m (wins)" in out
+    assert "default 120 s" in out
+    assert "models.Config.Timeout" in out
+    assert "DA101 fires: lease at fixtures/demo/engine/internal/agents/loop.go:44" in out
+    assert "DA101 does not fire: lease at fixtures/demo/engine/internal/agents/loop.go:55" in out
+
+
+def test_demo_graph_builds_without_input_errors():
+    assert build("demo").errors == []
