@@ -84,8 +84,9 @@ class Lease:
 class TimeoutGraph:
     """The graph plus the indexes the checks query. `g` is what `graph` exports."""
 
-    def __init__(self, facts: list[FileFacts], catalog: Catalog) -> None:
+    def __init__(self, facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = ()) -> None:
         self.catalog = catalog
+        self.declared_leases = declared_leases  # DA101 option `lease-functions`
         self.g = nx.MultiDiGraph()
         self.files = {f.path: f for f in facts}
         self.lang = {f.path: ("go" if f.kind == "go" else "python") for f in facts}
@@ -484,7 +485,7 @@ class TimeoutGraph:
         return {s for s in found if not s.startswith("return:")}
 
     # -- leases -----------------------------------------------------------------------
-    def lease_helpers(self) -> dict[str, tuple[int, int]]:
+    def lease_helpers(self, declared: tuple[str, ...] = ()) -> dict[str, tuple[int, int]]:
         """Functions that run an operation under a renewable timer: (duration param,
         operation param). Structural (SPEC §4): a timer armed with a parameter, another
         parameter called, renewal vocabulary; plus user-declared lease functions."""
@@ -502,12 +503,32 @@ class TimeoutGraph:
             for sym in self.functions:
                 if _matches_any(sym, entry.get("func")):
                     helpers[sym] = (int(entry.get("duration_arg", 0)), int(entry.get("operation_arg", 1)))
+        for sym, (fn, _) in self.functions.items():
+            if sym not in helpers and _matches_any(sym, declared):
+                guess = self._declared_lease_params(fn)
+                if guess is not None:
+                    helpers[sym] = guess
         return helpers
 
+    def _declared_lease_params(self, fn: FunctionFact) -> tuple[int, int] | None:
+        """A user-declared lease function: its duration is the timer/duration-typed
+        parameter, its operation the called/function-typed one."""
+        types = [(self.decls.get(p).type or "") if self.decls.get(p) else "" for p in fn.params]
+        duration = next(iter(sorted(fn.timer_params)), None)
+        if duration is None:
+            duration = next((i for i, t in enumerate(types)
+                             if t.endswith("Duration") or t in ("float", "int", "timedelta")), None)
+        operation = next((i for i in sorted(fn.called_params) if i != duration), None)
+        if operation is None:
+            operation = next((i for i, t in enumerate(types) if i != duration and
+                              (t.startswith("func") or "Callable" in t or "Awaitable" in t)), None)
+        return (duration, operation) if duration is not None and operation is not None else None
+
     def leases(self) -> list[Lease]:
-        if "_leases" in self._memo:
-            return self._memo["_leases"]
-        helpers = self.lease_helpers()
+        memo_key = ("_leases",)
+        if memo_key in self._memo:
+            return self._memo[memo_key]
+        helpers = self.lease_helpers(self.declared_leases)
         found: list[Lease] = []
         for caller, calls in self.calls_in.items():
             for call, path in calls:
@@ -527,7 +548,7 @@ class TimeoutGraph:
                     location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
                     function=caller, duration=duration, ctx=ctx, operations=ops, helper=target, unit=unit,
                     name=name))
-        self._memo["_leases"] = found
+        self._memo[memo_key] = found
         return found
 
     def operation_functions(self, expr: Expr | None, ctx: Ctx) -> list[str]:
@@ -648,9 +669,9 @@ def _type_of_sym(sym: str) -> str:
     return f"py:{body[2]}" if body[1] == "py" else body[2]
 
 
-def build_graph(facts: list[FileFacts], catalog: Catalog) -> TimeoutGraph:
+def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = ()) -> TimeoutGraph:
     from deadline_audit.graph_build import populate
 
-    graph = TimeoutGraph(facts, catalog)
+    graph = TimeoutGraph(facts, catalog, declared_leases)
     populate(graph)
     return graph

@@ -67,7 +67,8 @@ def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool =
     t0 = time.perf_counter()
     from deadline_audit.graph import build_graph
 
-    graph = build_graph(facts, catalog)
+    declared = tuple(config.rule_options.get("DA101", {}).get("lease-functions", ()))
+    graph = build_graph(facts, catalog, declared)
     timings["graph"] = time.perf_counter() - t0
     return Build(
         graph=graph,
