@@ -1,9 +1,7 @@
 """Test support: run the real CLI in-process and register a test-only rule.
 
-`use_pipeline(monkeypatch)` keeps the real `pipeline.analyse` when the whole pipeline is
-importable; while parts of it (graph.py) are still missing it substitutes a minimal
-stand-in built from the real discovery, check registry and postprocess, so the reporters
-and the CLI are exercised either way.
+The reporters and the CLI are exercised through the real pipeline; a test-only rule
+registered here emits findings built in the test.
 """
 
 from __future__ import annotations
@@ -19,34 +17,11 @@ from deadline_audit import checks
 from deadline_audit.findings import AnalysisResult, Summary
 
 
-def _standin_analyse(paths, config, *, jobs=1, use_cache=True, progress=False):
-    from deadline_audit.discovery import discover
-    from deadline_audit.postprocess import finalize, make_line_reader
-
-    started = time.perf_counter()
-    files, errors = discover(paths, config)
-    raw = []
-    for rule_id in sorted(checks._extra):
-        raw.extend(checks.get_check(rule_id)(None, {}))
-    findings, suppressed = finalize(raw, config, make_line_reader())
-    summary = Summary(files_scanned=len(files), lines_scanned=sum(f.lines for f in files),
-                      findings=len(findings), suppressed=suppressed,
-                      elapsed_s=time.perf_counter() - started)
-    return AnalysisResult(findings=findings, errors=errors, summary=summary)
-
-
 def use_pipeline(monkeypatch) -> None:
+    """The real pipeline runs; kept as a hook so tests state that they depend on it."""
     from deadline_audit import pipeline
 
-    try:
-        importlib.import_module("deadline_audit.graph")
-        for rule_id in checks._BUILTIN:
-            checks.get_check(rule_id)
-        if hasattr(pipeline, "analyse"):
-            return
-    except ImportError:
-        pass  # the pipeline is not complete yet in this checkout
-    monkeypatch.setattr(pipeline, "analyse", _standin_analyse, raising=False)
+    assert hasattr(pipeline, "analyse")
 
 
 @pytest.fixture
