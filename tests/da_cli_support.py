@@ -6,15 +6,12 @@ registered here emits findings built in the test.
 
 from __future__ import annotations
 
-import importlib
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from deadline_audit import checks
-from deadline_audit.findings import AnalysisResult, Summary
 
 
 def use_pipeline(monkeypatch) -> None:
