@@ -1,0 +1,565 @@
+"""Expressions: libcst expression nodes -> `Expr` dicts, recording calls and sites.
+
+Every sub-expression is visited exactly once, in source order (pre-order): the position
+source (`py_positions`) depends on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from deadline_audit.extract.py_scope import Entry, lookup
+from deadline_audit.facts import Binding, CallFact, Expr, SiteFact, Span
+
+if TYPE_CHECKING:
+    from deadline_audit.extract.py_walker import Extractor
+
+_BINOPS = {
+    cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div", cst.FloorDivide: "div",
+}
+_UNKNOWN_MAX = 80
+
+
+def unknown(text: str) -> Expr:
+    return {"k": "unknown", "text": text[:_UNKNOWN_MAX]}
+
+
+def name_chain(node: cst.BaseExpression) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None when the chain is not made of names only."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        parts.reverse()
+        return parts
+    return None
+
+
+def attr_suffix(node: cst.BaseExpression) -> str:
+    """The attribute names of a callee, however its receiver starts (`x().a.b` -> `a.b`)."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    parts.reverse()
+    return ".".join(parts)
+
+
+def text_of(node: cst.CSTNode) -> str:
+    chain = name_chain(node) if isinstance(node, cst.BaseExpression) else None
+    if chain:
+        return ".".join(chain)
+    return type(node).__name__
+
+
+def is_upper_const(name: str) -> bool:
+    return name.isupper() or (name[:1].isupper() and not name.isupper() and "_" not in name)
+
+
+class ExprMixin:
+    """The expression half of `Extractor` (see py_walker.py for the state it uses)."""
+
+    # -- dispatch -----------------------------------------------------------------------
+    def expr(self: Extractor, node: cst.CSTNode) -> Expr:
+        handler = self._expr_handlers.get(type(node))
+        if handler is None:
+            self.walk_generic(node)
+            return unknown(text_of(node))
+        return handler(self, node)
+
+    def walk_generic(self: Extractor, node: cst.CSTNode) -> None:
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self.expr(child)
+            elif isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement)):
+                self.stmt(child)
+            elif not isinstance(child, (cst.BaseParenthesizableWhitespace, cst.Comma, cst.Newline,
+                                        cst.EmptyLine, cst.TrailingWhitespace)):
+                self.walk_generic(child)
+
+    # -- leaves -------------------------------------------------------------------------
+    def _name(self: Extractor, node: cst.Name) -> Expr:
+        name = node.value
+        if self.func is not None:
+            self.func.words.append(name)
+        if name == "None":
+            return {"k": "none"}
+        entry = lookup(self.scope, name, self.comp_names)
+        if entry is None:
+            placeholder = unknown(name)
+            self.pending_names.append((placeholder, self.scope, name))
+            return placeholder
+        return self.entry_value(entry, name)
+
+    def entry_value(self: Extractor, entry: Entry, name: str) -> Expr:
+        kind = entry.kind
+        if kind in ("var", "const", "field", "param", "local"):
+            return {"k": "ref", "sym": entry.sym} if entry.sym else unknown(name)
+        if kind in ("func", "class"):
+            return {"k": "fnref", "sym": entry.sym}
+        if kind == "import":
+            if self.idx.is_external(entry.sym):
+                return unknown(entry.sym)
+            return {"k": "ref", "sym": "sym:py:" + entry.sym}
+        return unknown(name)  # builtins, self
+
+    def _number(self: Extractor, node: cst.BaseNumber) -> Expr:
+        span = self.pos("num", node)
+        try:
+            value = float(node.evaluated_value)  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            return unknown(node.value)  # type: ignore[attr-defined]
+        return {"k": "num", "v": value, "u": None, "at": [span.line, span.column]}
+
+    def _imaginary(self: Extractor, node: cst.Imaginary) -> Expr:
+        self.pos("num", node)
+        return unknown(node.value)
+
+    def _string(self: Extractor, node: cst.BaseString) -> Expr:
+        try:
+            value = node.evaluated_value  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - odd escapes: keep going
+            value = None
+        if not isinstance(value, str):
+            return unknown("bytes")
+        if self.func is not None:
+            self.func.words.append(value)
+        return {"k": "str", "v": value}
+
+    def _fstring(self: Extractor, node: cst.FormattedString) -> Expr:
+        # inner positions are skipped on both sides (py_positions); words still count
+        if self.func is not None:
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    self.func.words.append(part.value)
+                else:
+                    chain = name_chain(part.expression)
+                    if chain:
+                        self.func.words.extend(chain)
+        return unknown("f-string")
+
+    def _concat(self: Extractor, node: cst.ConcatenatedString) -> Expr:
+        # with an f-string part the whole concatenation is one f-string (inner positions skipped)
+        if node.evaluated_value is None:
+            return unknown("f-string")
+        return self._string(node)
+
+    # -- attribute access ---------------------------------------------------------------
+    def _attribute(self: Extractor, node: cst.Attribute) -> Expr:
+        name = node.attr.value
+        base = node.value
+        if self.func is not None:
+            self.func.words.append(name)
+        chain = name_chain(node)
+        if chain is not None:
+            entry = lookup(self.scope, chain[0], self.comp_names)
+            if self.func is not None:
+                self.func.words.append(chain[0])
+            if entry is not None and entry.kind == "import":
+                return self.import_chain_value(entry, chain)
+            if entry is not None and entry.kind in ("class", "func"):
+                return {"k": "ref", "sym": entry.sym + "." + ".".join(chain[1:])}
+        if isinstance(base, cst.Name):
+            value = self.owner_attr(base, name)
+            if self.func is not None:
+                key = repr(value)
+                if key not in self.func.use_keys and len(self.func.use_keys) < 64:
+                    self.func.use_keys.add(key)
+                    self.func.fact.uses.append(value)
+            return value
+        return {"k": "field", "x": self.expr(base), "name": name}
+
+    def owner_attr(self: Extractor, base: cst.Name, name: str) -> Expr:
+        """`x.name` with `x` a plain name: a symbol when the owner's class is known."""
+        entry = lookup(self.scope, base.value, self.comp_names)
+        if entry is not None:
+            if entry.kind == "self" or (entry.type and entry.type.startswith("py:")
+                                        and entry.kind in ("param", "local", "var", "const", "field")):
+                return {"k": "ref", "sym": "sym:" + entry.type + "." + name}  # type: ignore[operator]
+        return {"k": "field", "x": self._name(base), "name": name}
+
+    def import_chain_value(self: Extractor, entry: Entry, chain: list[str]) -> Expr:
+        qualified = ".".join([entry.sym, *chain[1:]])
+        if self.idx.is_external(qualified):
+            return unknown(qualified)
+        if entry.module_import or is_upper_const(chain[1]):
+            return {"k": "ref", "sym": "sym:py:" + qualified}
+        # `from app.config import settings` then `settings.timeout`: an attribute of an
+        # object whose class lives elsewhere; the graph resolves it from its type.
+        value: Expr = {"k": "ref", "sym": "sym:py:" + entry.sym}
+        for part in chain[1:]:
+            value = {"k": "field", "x": value, "name": part}
+        return value
+
+    def _subscript(self: Extractor, node: cst.Subscript) -> Expr:
+        span = self.pos("subscript", node)
+        chain = name_chain(node.value)
+        env_entry = None
+        if chain is not None:
+            qualified = self.qualify_chain(chain)
+            if qualified is not None:
+                env_entry = self.idx.call(qualified + ".__getitem__").env_read
+        x = self.expr(node.value) if env_entry is None else None
+        keys: list[Expr] = []
+        for element in node.slice:
+            s = element.slice
+            if isinstance(s, cst.Index):
+                keys.append(self.expr(s.value))
+            else:
+                for part in (s.lower, s.upper, s.step):
+                    if part is not None:
+                        self.expr(part)
+                keys.append(unknown("slice"))
+        key = keys[0] if len(keys) == 1 else unknown("key")
+        if env_entry is not None:
+            return self.env_expr(key, None, span)
+        if key.get("k") == "str":
+            return {"k": "item", "x": x, "key": key["v"]}
+        return unknown(text_of(node.value) + "[…]")
+
+    # -- operators ----------------------------------------------------------------------
+    def _binop(self: Extractor, node: cst.BinaryOperation) -> Expr:
+        left = self.expr(node.left)
+        right = self.expr(node.right)
+        op = _BINOPS.get(type(node.operator))
+        if op is None:
+            return unknown(type(node.operator).__name__)
+        return {"k": "op", "op": op, "args": [left, right]}
+
+    def _unop(self: Extractor, node: cst.UnaryOperation) -> Expr:
+        inner = self.expr(node.expression)
+        if isinstance(node.operator, cst.Minus):
+            if inner.get("k") == "num":
+                return {**inner, "v": -inner["v"]}
+            return {"k": "op", "op": "neg", "args": [inner]}
+        if isinstance(node.operator, cst.Plus):
+            return inner
+        return unknown(type(node.operator).__name__)
+
+    def _boolop(self: Extractor, node: cst.BooleanOperation) -> Expr:
+        left = self.expr(node.left)
+        right = self.expr(node.right)
+        if isinstance(node.operator, cst.Or):
+            args = (left["args"] if left.get("k") == "or" else [left]) + [right]
+            return {"k": "or", "args": args}
+        return unknown("and")
+
+    def _compare(self: Extractor, node: cst.Comparison) -> Expr:
+        self.expr(node.left)
+        for target in node.comparisons:
+            self.expr(target.comparator)
+        return unknown("comparison")
+
+    def _ifexp(self: Extractor, node: cst.IfExp) -> Expr:
+        self.expr(node.body)
+        self.expr(node.test)
+        self.expr(node.orelse)
+        return unknown("conditional")
+
+    def _await(self: Extractor, node: cst.Await) -> Expr:
+        inner = node.expression
+        if isinstance(inner, cst.Call):
+            return self.call(inner, awaited=True)
+        value = self.expr(inner)
+        if isinstance(inner, cst.Name):
+            self.note_called(inner.value)
+        return value
+
+    def _named(self: Extractor, node: cst.NamedExpr) -> Expr:
+        span = self.pos("namedexpr", node)
+        value = self.expr(node.value)
+        if isinstance(node.target, cst.Name):
+            self.bind_name(node.target.value, value, span)
+        return value
+
+    # -- containers ---------------------------------------------------------------------
+    def _sequence(self: Extractor, node: cst.Tuple | cst.List | cst.Set) -> Expr:
+        for element in node.elements:
+            self.expr(element.value)
+        return unknown(type(node).__name__)
+
+    def _dict(self: Extractor, node: cst.Dict) -> Expr:
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self.expr(element.key)
+            self.expr(element.value)
+        return unknown("Dict")
+
+    def _comprehension(self: Extractor, node: Any) -> Expr:
+        names: set[str] = set()
+        comp = node.for_in
+        while comp is not None:
+            self._target_names(comp.target, names)
+            comp = comp.inner_for_in
+        self.comp_names.append(names)
+        try:
+            if isinstance(node, cst.DictComp):
+                self.expr(node.key)
+                self.expr(node.value)
+            else:
+                self.expr(node.elt)
+            comp = node.for_in
+            while comp is not None:
+                self.expr(comp.target)
+                self.expr(comp.iter)
+                for cond in comp.ifs:
+                    self.expr(cond.test)
+                comp = comp.inner_for_in
+        finally:
+            self.comp_names.pop()
+        return unknown(type(node).__name__)
+
+    def _target_names(self: Extractor, node: cst.CSTNode, out: set[str]) -> None:
+        if isinstance(node, cst.Name):
+            out.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                self._target_names(element.value, out)
+        elif isinstance(node, cst.StarredElement):
+            self._target_names(node.value, out)
+
+    def _starred(self: Extractor, node: cst.StarredElement) -> Expr:
+        self.expr(node.value)
+        return unknown("starred")
+
+    def _yield(self: Extractor, node: cst.Yield) -> Expr:
+        value = node.value
+        if isinstance(value, cst.From):
+            self.expr(value.item)
+        elif value is not None:
+            self.expr(value)
+        return unknown("yield")
+
+    def _lambda(self: Extractor, node: cst.Lambda) -> Expr:
+        return self.function(node, lambda_=True)
+
+    # -- calls --------------------------------------------------------------------------
+    def _call(self: Extractor, node: cst.Call) -> Expr:
+        return self.call(node, awaited=False)
+
+    def call(self: Extractor, node: cst.Call, awaited: bool) -> Expr:
+        func = node.func
+        fname = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        span = self.pos("call", node, fname)
+        callee, qualified, deferred = self.callee(func)
+        args: list[Expr] = []
+        kw: dict[str, Expr] = {}
+        kw_spans: dict[str, Span] = {}
+        positional_ok = True
+        for arg in node.args:
+            if arg.keyword is not None:
+                kspan = self.pos("kw", arg, arg.keyword.value)
+                kw[arg.keyword.value] = self.expr(arg.value)
+                kw_spans[arg.keyword.value] = kspan
+            elif arg.star == "**":
+                self.pos("kw", arg, None)
+                self.expr(arg.value)
+            elif arg.star == "*":
+                self.expr(arg.value)
+                positional_ok = False
+                args.append(unknown("*args"))
+            else:
+                args.append(self.expr(arg.value))
+        at = [span.line, span.column]
+        function = self.func.fact.sym if self.func is not None else None
+        if self.func is not None and isinstance(func, cst.Name):
+            self.note_called(func.value)
+
+        result: Expr | None = None
+        ck = self.idx.call(qualified) if qualified is not None else None
+        if ck is not None:
+            if ck.env_read is not None:
+                result = self.env_call(ck.env_read, args, kw, span)
+            elif ck.conversion is not None and args:
+                result = {"k": "conv", "t": ck.conversion.get("to"), "x": args[ck.conversion.get("arg", 0) or 0]}
+            elif ck.timedelta:
+                result = self.timedelta_value(args, kw, at)
+            if ck.sites:
+                self.emit_sites(ck.sites, span, args if positional_ok else [], kw, kw_spans)
+        elif callee.get("k") == "method":
+            name = callee["name"]
+            conversion = self.idx.method_conversions.get(name)
+            if conversion is not None and not args and not kw:
+                result = {"k": "conv", "t": conversion.get("to"), "x": callee["x"]}
+            sites = self.idx.method_sites(attr_suffix(func))
+            if sites:
+                self.emit_sites(sites, span, args if positional_ok else [], kw, kw_spans)
+        if result is None and qualified in ("min", "max") and callee.get("k") == "ext":
+            result = {"k": "op", "op": qualified, "args": args}
+        if result is None:
+            if callee.get("k") in ("fnref", "method", "ext") or deferred:
+                result = {"k": "call", "fn": callee, "args": args, "kw": kw, "at": at}
+            else:
+                result = unknown(text_of(func) + "(…)")
+        kind = callee.get("k")
+        fact = None
+        if kind in ("fnref", "method") or deferred or (kind == "ext" and ck is not None and ck.known):
+            fact = CallFact(callee=callee, span=span, function=function, args=args, kw=kw, awaited=awaited)
+            self.facts.calls.append(fact)
+        if deferred:
+            self.pending_calls.append((result, fact, kw, span, function))
+        elif kind == "fnref":
+            self.bind_constructor(callee["sym"], kw, span, function)
+        return result
+
+    def callee(self: Extractor, func: cst.BaseExpression) -> tuple[Expr, str | None, bool]:
+        """(callee expr, qualified name when it names an API/builtin, deferred?)"""
+        if isinstance(func, cst.Name):
+            name = func.value
+            if self.func is not None:
+                self.func.words.append(name)
+            entry = lookup(self.scope, name, self.comp_names)
+            if entry is None:
+                placeholder = unknown(name)
+                self.pending_names.append((placeholder, self.scope, name))
+                return placeholder, None, True
+            if entry.kind == "builtin":
+                return {"k": "ext", "name": name}, name, False
+            if entry.kind == "import":
+                if self.idx.is_external(entry.sym):
+                    return {"k": "ext", "name": entry.sym}, entry.sym, False
+                return {"k": "fnref", "sym": "sym:py:" + entry.sym}, None, False
+            if entry.kind in ("func", "class"):
+                return {"k": "fnref", "sym": entry.sym}, None, False
+            return self.entry_value(entry, name), None, False
+        if isinstance(func, cst.Attribute):
+            chain = name_chain(func)
+            if chain is not None:
+                if self.func is not None:
+                    self.func.words.extend(chain)
+                entry = lookup(self.scope, chain[0], self.comp_names)
+                if entry is not None and entry.kind == "import":
+                    qualified = ".".join([entry.sym, *chain[1:]])
+                    if self.idx.is_external(qualified):
+                        return {"k": "ext", "name": qualified}, qualified, False
+                    return {"k": "fnref", "sym": "sym:py:" + qualified}, None, False
+                if entry is not None and entry.kind in ("func", "class") and len(chain) == 2:
+                    return {"k": "fnref", "sym": entry.sym + "." + chain[1]}, None, False
+                if entry is not None and entry.kind == "self" and len(chain) == 2 and entry.type:
+                    cls = self.classes.get("sym:" + entry.type)
+                    if cls is not None and chain[1] in cls.methods:
+                        return {"k": "fnref", "sym": cls.sym + "." + chain[1]}, None, False
+            receiver = self.expr(func.value)
+            return {"k": "method", "x": receiver, "name": func.attr.value}, None, False
+        self.expr(func)
+        return unknown(text_of(func)), None, False
+
+    def qualify_chain(self: Extractor, chain: list[str]) -> str | None:
+        entry = lookup(self.scope, chain[0], self.comp_names)
+        if entry is not None and entry.kind == "import":
+            return ".".join([entry.sym, *chain[1:]])
+        return None
+
+    # -- catalog semantics ----------------------------------------------------------------
+    def env_call(self: Extractor, entry: dict[str, Any], args: list[Expr], kw: dict[str, Expr], span: Span) -> Expr:
+        name_arg = entry.get("name_arg", 0)
+        default_arg = entry.get("default_arg")
+        name = args[name_arg] if name_arg is not None and name_arg < len(args) else kw.get("key", unknown("name"))
+        default = None
+        if default_arg is not None and default_arg < len(args):
+            default = args[default_arg]
+        elif entry.get("default_kw") in kw:
+            default = kw[entry["default_kw"]]
+        return self.env_expr(name, default, span)
+
+    def env_expr(self: Extractor, name: Expr, default: Expr | None, span: Span) -> Expr:
+        if name.get("k") == "str" and name["v"] not in self.env_seen:
+            self.env_seen.add(name["v"])
+            self.facts.env_names_read.append(name["v"])
+        return {"k": "env", "name": name, "default": default, "at": [span.line, span.column]}
+
+    def timedelta_value(self: Extractor, args: list[Expr], kw: dict[str, Expr], at: list[int]) -> Expr:
+        scale = self.idx.timedelta_keywords
+        parts: list[tuple[Expr, float]] = []
+        for i, arg in enumerate(args):
+            if i < len(self.idx.timedelta_positional):
+                parts.append((arg, scale.get(self.idx.timedelta_positional[i], 0.0)))
+        for key, value in kw.items():
+            if key in scale:
+                parts.append((value, scale[key]))
+        if all(e.get("k") == "num" for e, _ in parts):
+            return {"k": "num", "v": sum(e["v"] * f for e, f in parts), "u": "s", "at": at}
+        terms: list[Expr] = []
+        for e, f in parts:
+            terms.append({"k": "num", "v": e["v"] * f, "u": "s"} if e.get("k") == "num"
+                         else {"k": "op", "op": "mul", "args": [e, {"k": "num", "v": f, "u": "s"}]})
+        return terms[0] if len(terms) == 1 else {"k": "op", "op": "add", "args": terms}
+
+    def emit_sites(self: Extractor, specs: list[Any], span: Span, args: list[Expr],
+                   kw: dict[str, Expr], kw_spans: dict[str, Span]) -> None:
+        call_id = f"site:{self.path}:{span.line}:{span.column}"
+        function = self.func.fact.sym if self.func is not None else None
+        for spec in specs:
+            if spec.kw is not None and spec.kw in kw:
+                value, at = kw[spec.kw], kw_spans[spec.kw]
+            elif spec.arg is not None and spec.arg < len(args):
+                value, at = args[spec.arg], span
+            elif spec.implicit_default is not None:
+                value, at = None, span
+            else:
+                continue
+            self.facts.sites.append(SiteFact(
+                id=f"site:{self.path}:{at.line}:{at.column}", api=spec.api, role=spec.role, span=at,
+                value=value, function=function, stored_in=self.store, group=call_id, unit=spec.unit,
+            ))
+            if value is not None and spec.role in self.timer_roles and self.func is not None:
+                self.timer_values.append(value)
+
+    def bind_constructor(self: Extractor, callee_sym: str, kw: dict[str, Expr], span: Span,
+                         function: str | None) -> None:
+        """Keyword arguments of a project class's constructor bind to `Class.__init__.kw`
+        and, for field-declaring classes (dataclass, pydantic), to `Class.kw`."""
+        if not kw:
+            return
+        cls = self.classes.get(callee_sym)
+        if cls is not None:
+            for key, value in kw.items():
+                if "__init__" in cls.methods:
+                    self.facts.bindings.append(Binding(f"{cls.sym}.__init__.{key}", value, span, function))
+                if key in cls.annotated:
+                    self.facts.bindings.append(Binding(f"{cls.sym}.{key}", value, span, function))
+            return
+        last = callee_sym.rsplit(".", 1)[-1]
+        if callee_sym.startswith(self.module_sym + ".") or not last[:1].isupper():
+            return  # an in-file function, or not a class by its name
+        for key, value in kw.items():
+            self.facts.bindings.append(Binding(f"{callee_sym}.__init__.{key}", value, span, function))
+            self.facts.bindings.append(Binding(f"{callee_sym}.{key}", value, span, function))
+
+
+HANDLERS: dict[type, Any] = {
+    cst.Name: ExprMixin._name,
+    cst.Attribute: ExprMixin._attribute,
+    cst.Call: ExprMixin._call,
+    cst.Await: ExprMixin._await,
+    cst.Integer: ExprMixin._number,
+    cst.Float: ExprMixin._number,
+    cst.Imaginary: ExprMixin._imaginary,
+    cst.SimpleString: ExprMixin._string,
+    cst.ConcatenatedString: ExprMixin._concat,
+    cst.FormattedString: ExprMixin._fstring,
+    cst.BinaryOperation: ExprMixin._binop,
+    cst.UnaryOperation: ExprMixin._unop,
+    cst.BooleanOperation: ExprMixin._boolop,
+    cst.Comparison: ExprMixin._compare,
+    cst.IfExp: ExprMixin._ifexp,
+    cst.Lambda: ExprMixin._lambda,
+    cst.Subscript: ExprMixin._subscript,
+    cst.Tuple: ExprMixin._sequence,
+    cst.List: ExprMixin._sequence,
+    cst.Set: ExprMixin._sequence,
+    cst.Dict: ExprMixin._dict,
+    cst.ListComp: ExprMixin._comprehension,
+    cst.SetComp: ExprMixin._comprehension,
+    cst.GeneratorExp: ExprMixin._comprehension,
+    cst.DictComp: ExprMixin._comprehension,
+    cst.NamedExpr: ExprMixin._named,
+    cst.StarredElement: ExprMixin._starred,
+    cst.Yield: ExprMixin._yield,
+}

@@ -1,0 +1,165 @@
+"""What the Python extractor needs from the catalog, indexed once per catalog.
+
+All API knowledge comes from `rules/catalog/*.toml` through `Catalog`; this module only
+builds fast lookups (memoised per qualified name) and the byte-level prefilter.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+from deadline_audit.catalog import Catalog, SiteSpec
+
+LANG = "python"
+# Site roles whose value is a period the code waits for (lease detection, SPEC §4).
+TIMER_ROLES = frozenset({"timer", "ticker", "sleep"})
+# Words that make a file worth parsing even when no catalog entry names them.
+BASE_WORDS = ("timeout", "deadline", "ttl", "lease", "heartbeat", "getenv", "environ",
+              "settings", "timedelta", "sleep", "interval")
+_GENERIC_PARTS = frozenset({"get", "__getitem__", "os"})
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+@dataclass
+class CallKnowledge:
+    """What the catalog says about one qualified callee."""
+
+    sites: list[SiteSpec]
+    env_read: dict[str, Any] | None
+    conversion: dict[str, Any] | None
+    timedelta: bool
+
+    @property
+    def known(self) -> bool:
+        return bool(self.sites or self.env_read or self.conversion or self.timedelta)
+
+
+@dataclass
+class PyIndex:
+    catalog: Catalog
+    external_roots: frozenset[str]
+    settings_bases: frozenset[str]
+    timedelta_funcs: tuple[str, ...]
+    timedelta_keywords: dict[str, float]
+    timedelta_positional: tuple[str, ...]
+    vocabulary: tuple[str, ...]
+    method_names: frozenset[str]  # last attribute of every method-site chain
+    method_conversions: dict[str, dict[str, Any]]  # `td.total_seconds()` by method name
+    prefilter: re.Pattern[bytes]
+    _calls: dict[str, CallKnowledge] = field(default_factory=dict)
+    _methods: dict[str, list[SiteSpec]] = field(default_factory=dict)
+
+    def call(self, qualified: str) -> CallKnowledge:
+        known = self._calls.get(qualified)
+        if known is None:
+            cat = self.catalog
+            known = CallKnowledge(
+                sites=cat.call_sites(LANG, qualified),
+                env_read=cat.env_read(LANG, qualified),
+                conversion=cat.conversion(LANG, qualified),
+                timedelta=any(fnmatchcase(qualified, p) for p in self.timedelta_funcs),
+            )
+            self._calls[qualified] = known
+        return known
+
+    def method_sites(self, chain: str) -> list[SiteSpec]:
+        last = chain.rsplit(".", 1)[-1]
+        if last not in self.method_names:
+            return []
+        sites = self._methods.get(chain)
+        if sites is None:
+            sites = self.catalog.method_sites(LANG, chain)
+            self._methods[chain] = sites
+        return sites
+
+    def is_external(self, qualified: str) -> bool:
+        return qualified.split(".", 1)[0] in self.external_roots
+
+
+_INDEXES: dict[int, PyIndex] = {}
+
+
+def index_for(catalog: Catalog) -> PyIndex:
+    cached = _INDEXES.get(id(catalog))
+    if cached is not None and cached.catalog is catalog:
+        return cached
+    idx = _build(catalog)
+    if len(_INDEXES) > 8:
+        _INDEXES.clear()
+    _INDEXES[id(catalog)] = idx
+    return idx
+
+
+def _build(catalog: Catalog) -> PyIndex:
+    sites = [s for s in catalog.sites if s.lang == LANG]
+    env_reads = catalog.entries(LANG, "env_reads")
+    conversions = catalog.entries(LANG, "conversions")
+    td = catalog.table(LANG, "timedelta")
+    settings = catalog.table(LANG, "settings")
+    td_funcs = tuple(_as_list(td.get("func")))
+    settings_bases = frozenset(_as_list(settings.get("bases")))
+
+    qualified_names: list[str] = []
+    for s in sites:
+        qualified_names.extend(s.funcs)
+    for entry in env_reads + conversions:
+        qualified_names.extend(_as_list(entry.get("func")))
+    qualified_names.extend(td_funcs)
+    qualified_names.extend(settings_bases)
+    roots = {q.split(".", 1)[0] for q in qualified_names if "." in q}
+    roots |= set(sys.stdlib_module_names)
+
+    method_conversions: dict[str, dict[str, Any]] = {}
+    for entry in conversions:
+        for func in _as_list(entry.get("func")):
+            if "." in func:
+                method_conversions[func.rsplit(".", 1)[1]] = entry
+
+    vocabulary: list[str] = []
+    for words in catalog.data.get("vocabulary", {}).get("vocabulary", {}).values():
+        for word in words:
+            if word.lower() not in vocabulary:
+                vocabulary.append(word.lower())
+
+    words: set[str] = set(BASE_WORDS) | set(vocabulary)
+    for s in sites:
+        if s.kw:
+            words.add(s.kw)
+        # a name matters on its own only when the site can exist without its keyword
+        if s.kw is None or s.arg is not None or s.implicit_default is not None:
+            words.update(f.rsplit(".", 1)[-1] for f in s.funcs)
+            words.update(m.rsplit(".", 1)[-1] for m in s.methods)
+    for entry in env_reads:
+        for func in _as_list(entry.get("func")):
+            parts = [p for p in func.split(".") if p not in _GENERIC_PARTS and not p.startswith("__")]
+            if parts:
+                words.add(parts[-1])
+    words.update(f.rsplit(".", 1)[-1] for f in td_funcs)
+    words.update(b.rsplit(".", 1)[-1] for b in settings_bases)
+    for name in method_conversions:
+        words.add(name)
+    words.discard("")
+    pattern = b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True))
+    return PyIndex(
+        catalog=catalog,
+        external_roots=frozenset(roots),
+        settings_bases=settings_bases,
+        timedelta_funcs=td_funcs,
+        timedelta_keywords={k: float(v) for k, v in dict(td.get("keywords", {})).items()},
+        timedelta_positional=tuple(td.get("positional", ())),
+        vocabulary=tuple(vocabulary),
+        method_names=frozenset(m.rsplit(".", 1)[-1] for s in sites for m in s.methods),
+        method_conversions=method_conversions,
+        prefilter=re.compile(pattern, re.IGNORECASE),
+    )
