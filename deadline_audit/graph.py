@@ -106,6 +106,7 @@ class TimeoutGraph:
 
     # -- indexing ---------------------------------------------------------------------
     def _index(self, facts: list[FileFacts]) -> None:
+        _canonicalise_python_names(facts)
         for f in facts:
             for d in f.decls:
                 self.decls.setdefault(d.sym, d)
@@ -574,6 +575,73 @@ class TimeoutGraph:
 
 
 # -- helpers ------------------------------------------------------------------------
+
+def _canonicalise_python_names(facts: list[FileFacts]) -> None:
+    """Python imports name modules as the importer sees them (`svc.lease`); a module's own
+    name depends on where packages start (`lease` in a namespace package, or
+    `src.svc.lease`). Rewrite imported names whose module is unknown to the one known
+    module they end with (or that ends with them), so both sides meet."""
+    modules = {f.module for f in facts if f.kind == "python" and f.module}
+    if not modules:
+        return
+    memo: dict[str, str] = {}
+
+    def canon_dotted(dotted: str) -> str:
+        if dotted in memo:
+            return memo[dotted]
+        parts = dotted.split(".")
+        result = dotted
+        if not any(".".join(parts[:i]) in modules for i in range(len(parts), 0, -1)):
+            for i in range(len(parts), 0, -1):
+                mod = ".".join(parts[:i])
+                hits = {m for m in modules if m.endswith("." + mod) or mod.endswith("." + m)}
+                if len(hits) == 1:
+                    result = ".".join([hits.pop(), *parts[i:]])
+                    break
+        memo[dotted] = result
+        return result
+
+    def canon(value: str) -> str:
+        if value.startswith("sym:py:"):
+            return "sym:py:" + canon_dotted(value[7:])
+        if value.startswith("py:"):
+            return "py:" + canon_dotted(value[3:])
+        return value
+
+    def fix(expr):
+        if isinstance(expr, dict):
+            for key, value in expr.items():
+                if key in ("sym", "type") and isinstance(value, str):
+                    expr[key] = canon(value)
+                elif isinstance(value, (dict, list)):
+                    fix(value)
+        elif isinstance(expr, list):
+            for item in expr:
+                fix(item)
+
+    for f in facts:
+        if f.kind != "python":
+            continue
+        for d in f.decls:
+            if d.type:
+                d.type = canon(d.type)
+            fix(d.type_of)
+        for b in f.bindings:
+            b.sym = canon(b.sym)
+            fix(b.expr)
+        for fn in f.functions:
+            fn.receiver_type = canon(fn.receiver_type) if fn.receiver_type else None
+            fn.result_type = canon(fn.result_type) if fn.result_type else None
+            fix(fn.returns)
+            fix(fn.uses)
+        for c in f.calls:
+            fix(c.callee)
+            fix(c.args)
+            fix(c.kw)
+        for site in f.sites:
+            fix(site.value)
+            fix(site.stored_in)
+
 
 def to_seconds(value: Any, unit: str | None) -> float | None:
     if isinstance(value, Quantity):
