@@ -15,10 +15,23 @@ from deadline_audit import __version__
 from deadline_audit.facts import FACTS_VERSION, FileFacts, from_json, to_json
 
 
+def _extractor_fingerprint() -> str:
+    """The extractors' own code is part of the key: facts from an older extractor (same
+    version number, patched code) are never reused."""
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for source in sorted([here / "facts.py", *(here / "extract").glob("*.py")]):
+        try:
+            digest.update(source.read_bytes())
+        except OSError:
+            pass
+    return digest.hexdigest()[:16]
+
+
 class FactCache:
     def __init__(self, folder: Path, catalog_fingerprint: str) -> None:
         self.folder = folder / "facts"
-        self.salt = f"{__version__}|{FACTS_VERSION}|{catalog_fingerprint}"
+        self.salt = f"{__version__}|{FACTS_VERSION}|{catalog_fingerprint}|{_extractor_fingerprint()}"
 
     def key(self, job) -> str | None:
         try:
@@ -41,6 +54,8 @@ class FactCache:
             return None  # a missing or damaged entry is a miss, never an error
 
     def put(self, key: str, facts: FileFacts) -> None:
+        if any(p.message.startswith("internal error") for p in facts.problems):
+            return  # an extractor failure is not a property of the file: retry next run
         target = self._file(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
