@@ -447,6 +447,12 @@ class TimeoutGraph:
         """Fields/variables a function reads (its own uses, call receivers and args)."""
         if fn_sym not in self.functions:
             return set()
+        key = ("_used", fn_sym)
+        if key not in self._memo:
+            self._memo[key] = self._used_symbols(fn_sym)
+        return self._memo[key]
+
+    def _used_symbols(self, fn_sym: str) -> set[str]:
         fn, path = self.functions[fn_sym]
         ctx = Ctx(path)
         found: set[str] = set()
@@ -466,24 +472,45 @@ class TimeoutGraph:
         in, through locals, returns and constructor results)."""
         ctx = Ctx(path)
         start = self.resolve_sym(site.stored_in, ctx)
-        found: set[str] = {start} if start else set()
+        todo = [start] if start else []
         if site.function and site.function in self.functions:
             fn = self.functions[site.function][0]
             if start is None or any(self.resolve_sym(r, ctx) == start for r in fn.returns):
-                found.add(f"return:{site.function}")
-        for _ in range(4):
-            grown = set(found)
-            for sym, binds in self.bindings.items():
-                if sym in grown:
-                    continue
-                for b, bpath in binds:
-                    if _feeds(b.expr, found, self, Ctx(bpath)):
-                        grown.add(sym)
-                        break
-            if grown == found:
-                break
-            found = grown
+                todo.append(f"return:{site.function}")
+        flows = self._holder_flows()
+        found: set[str] = set()
+        while todo and len(found) < 64:
+            holder = todo.pop()
+            if holder in found:
+                continue
+            found.add(holder)
+            todo.extend(flows.get(holder, ()))
         return {s for s in found if not s.startswith("return:")}
+
+    def _holder_flows(self) -> dict[str, set[str]]:
+        """Reverse index, built once: holder -> symbols bound from it (`x = holder`,
+        `T{F: holder}`, `x = f()` for holder `return:f`)."""
+        if "_holder_flows" in self._memo:
+            return self._memo["_holder_flows"]
+        flows: dict[str, set[str]] = defaultdict(set)
+        for sym, binds in self.bindings.items():
+            for b, path in binds:
+                k = b.expr.get("k")
+                if k in ("ref", "field"):
+                    source = self.resolve_sym(b.expr, Ctx(path))
+                    if source:
+                        flows[source].add(sym)
+                elif k == "call":
+                    callee = self.resolve_callee(b.expr.get("fn"), Ctx(path))
+                    if callee:
+                        flows[f"return:{callee}"].add(sym)
+        for fn_sym, (fn, path) in self.functions.items():
+            for ret in fn.returns:  # a function returning a holder passes it on
+                source = self.resolve_sym(ret, Ctx(path))
+                if source:
+                    flows[source].add(f"return:{fn_sym}")
+        self._memo["_holder_flows"] = flows
+        return flows
 
     # -- leases -----------------------------------------------------------------------
     def lease_helpers(self, declared: tuple[str, ...] = ()) -> dict[str, tuple[int, int]]:
@@ -684,16 +711,6 @@ def _walk(expr: Any) -> Iterator[Expr]:
 
 def _reads_env(expr: Expr, graph: TimeoutGraph, ctx: Ctx) -> bool:
     return any(dep[0].startswith("env:") for dep in graph.deps(expr, ctx))
-
-
-def _feeds(expr: Expr, syms: set[str], graph: TimeoutGraph, ctx: Ctx) -> bool:
-    k = expr.get("k")
-    if k in ("ref", "field"):
-        return graph.resolve_sym(expr, ctx) in syms
-    if k == "call":
-        callee = graph.resolve_callee(expr.get("fn"), ctx)
-        return callee is not None and f"return:{callee}" in syms
-    return False
 
 
 def _arg(call: CallFact, fn: FunctionFact, index: int) -> Expr | None:
