@@ -58,6 +58,10 @@ def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verd
                 verdicts.setdefault(site.id, []).append(
                     Verdict(lease.id, False, "not on the supervised path of this lease"))
                 continue
+            if site.role == "read_timeout" and _streamed(graph, site, path, supervised):
+                verdicts.setdefault(site.id, []).append(
+                    Verdict(lease.id, False, "a per-read timeout on a streamed call is an idle timeout"))
+                continue
             fired, reason, common = _compare(graph, site.id, lease)
             verdicts.setdefault(site.id, []).append(Verdict(lease.id, fired, f"{how}; {reason}"))
             if fired:
@@ -75,6 +79,36 @@ def _is_hard(graph: TimeoutGraph, site) -> bool:
         # a per-read timeout is a total deadline only on a call that answers when done
         return spec.answers_when_done and not site.extra.get("streaming")
     return True
+
+
+def _streamed(graph: TimeoutGraph, site, path: str, supervised: set[str]) -> bool:
+    """Does the supervised operation stream through the client this site configures?"""
+    lang = "go" if site.api.startswith("go:") else "python"
+    streaming = graph.catalog.table(lang, "streaming")
+    kws, methods = set(streaming.get("kw", ())), set(streaming.get("methods", ()))
+    carriers = graph.carriers(site, path)
+    for fn in supervised:
+        for call, call_path in graph.calls_in.get(fn, ()):
+            chain = _receiver_chain(call.callee)
+            if not chain or not carriers & {graph.resolve_sym(x, Ctx(call_path)) for x in chain}:
+                continue
+            names = {x.get("name") for x in chain} | {call.callee.get("name")}
+            if names & methods or any(k in kws and _truthy(v) for k, v in call.kw.items()):
+                return True
+    return False
+
+
+def _receiver_chain(callee: dict) -> list[dict]:
+    chain, x = [], callee.get("x")
+    while isinstance(x, dict) and x.get("k") in ("field", "ref", "method", "call"):
+        chain.append(x)
+        x = x.get("x") if x.get("k") != "call" else (x.get("fn") or {}).get("x")
+    return chain
+
+
+def _truthy(expr: dict) -> bool:
+    text = expr.get("text") or expr.get("sym") or expr.get("v")
+    return str(text).rsplit(".", 1)[-1] not in ("False", "None", "0", "", "false")
 
 
 def _governs(graph: TimeoutGraph, site, path: str, supervised: set[str], used: set[str]) -> str | None:
