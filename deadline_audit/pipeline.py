@@ -11,14 +11,12 @@ from pathlib import Path, PurePosixPath
 
 from deadline_audit import checks
 from deadline_audit.catalog import Catalog, load_catalog
-from deadline_audit.config import Config
+from deadline_audit.config import RULE_IDS, Config
 from deadline_audit.discovery import SourceFile, discover
 from deadline_audit.extract_cache import FactCache
 from deadline_audit.facts import FileFacts, InputProblem
 from deadline_audit.findings import AnalysisResult, Finding, InputError, Summary
 
-ALL_RULES = ("DA101", "DA102", "DA103", "DA201", "DA202", "DA301", "DA302",
-             "DA401", "DA402", "DA403", "DA501", "DA502")
 
 
 @dataclass
@@ -82,7 +80,7 @@ def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool =
 
 def run_checks(result: Build, config: Config) -> list[Finding]:
     findings: list[Finding] = []
-    for rule_id in ALL_RULES + tuple(sorted(checks.implemented_rules() - set(ALL_RULES))):
+    for rule_id in RULE_IDS + tuple(sorted(checks.implemented_rules() - set(RULE_IDS))):
         check = checks.get_check(rule_id)
         if check is None:
             continue
@@ -99,9 +97,9 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
     raw = run_checks(result, config)
     result.phase_seconds["checks"] = time.perf_counter() - t0
 
-    from deadline_audit.postprocess import finalize
+    from deadline_audit.postprocess import finalize, make_line_reader
 
-    findings, suppressed = finalize(raw, config, _line_reader())
+    findings, suppressed = finalize(raw, config, make_line_reader())
     summary = Summary(
         files_scanned=result.files_scanned,
         lines_scanned=result.lines_scanned,
@@ -112,20 +110,6 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
     for finding in findings:
         summary.by_rule[finding.rule_id] = summary.by_rule.get(finding.rule_id, 0) + 1
     return AnalysisResult(findings=findings, errors=result.errors, summary=summary)
-
-
-def _line_reader():
-    cache: dict[str, list[str]] = {}
-
-    def read(path: str) -> list[str]:
-        if path not in cache:
-            try:
-                cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                cache[path] = []
-        return cache[path]
-
-    return read
 
 
 # -- planning: where each file sits (Go module, Python package) ----------------------
