@@ -82,8 +82,8 @@ def run_checks(result: Build, config: Config) -> list[Finding]:
     findings: list[Finding] = []
     for rule_id in RULE_IDS + tuple(sorted(checks.implemented_rules() - set(RULE_IDS))):
         check = checks.get_check(rule_id)
-        if check is None:
-            continue
+        if check is None or (rule_id in RULE_IDS and not config.rule_enabled(rule_id)):
+            continue  # a deselected rule costs nothing
         options = dict(config.rule_options.get(rule_id, {}))
         findings.extend(check(result.graph, options))
     return findings
