@@ -47,6 +47,13 @@ class _Fn:
         self.uses_keys: set[str] = set()
 
 
+def _ascii_text(s: str) -> Any:
+    """`_GoFile.text` for an all-ASCII source: byte offsets are str offsets, no decode."""
+    def text(node: Any) -> str:
+        return s[node.start_byte:node.end_byte]
+    return text
+
+
 class _GoFile(GoExprs, GoTypes):
     def __init__(self, path: str, source: bytes, ip: str, module_path: str | None, cat: GoCatalog) -> None:
         self.path = path
@@ -56,6 +63,9 @@ class _GoFile(GoExprs, GoTypes):
         self.module_path = module_path
         self.cat = cat
         self.pos = Positions(source)
+        self.at = self.pos.at  # per-file fast path (all-ASCII files skip the column decode)
+        if source.isascii():
+            self.text = _ascii_text(source.decode("ascii"))
         self.facts = FileFacts(path=path, kind="go", module=ip,
                                lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1))
         self.imports: dict[str, str] = {}
@@ -78,7 +88,7 @@ class _GoFile(GoExprs, GoTypes):
     def text(self, node: Any) -> str:
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
-    def at(self, node: Any) -> list[int]:
+    def at(self, node: Any) -> list[int]:  # replaced per instance in __init__
         return self.pos.at(node)
 
     def unknown(self, node: Any) -> Expr:

@@ -14,9 +14,9 @@ from deadline_audit.facts import FileFacts, InputProblem, Span
 
 class Positions:
     """Byte (row, column) → 1-based (line, code point column). Only lines holding
-    non-ASCII bytes pay for a decode."""
+    non-ASCII bytes pay for a decode; an all-ASCII file takes the fast methods."""
 
-    __slots__ = ("_wide",)
+    __slots__ = ("_wide", "at", "span")
 
     def __init__(self, source: bytes) -> None:
         self._wide: dict[int, bytes] = {}
@@ -24,6 +24,12 @@ class Positions:
             for row, line in enumerate(source.split(b"\n")):
                 if not line.isascii():
                     self._wide[row] = line
+        if self._wide:
+            self.at = self._at_wide
+            self.span = self._span_wide
+        else:
+            self.at = _at_ascii
+            self.span = _span_ascii
 
     def col(self, row: int, bcol: int) -> int:
         line = self._wide.get(row) if self._wide else None
@@ -31,15 +37,26 @@ class Positions:
             return bcol + 1
         return len(line[:bcol].decode("utf-8", "replace")) + 1
 
-    def at(self, node: Any) -> list[int]:
+    def _at_wide(self, node: Any) -> list[int]:
         r, c = node.start_point
         return [r + 1, self.col(r, c)]
 
-    def span(self, start: Any, end: Any | None = None) -> Span:
+    def _span_wide(self, start: Any, end: Any | None = None) -> Span:
         end = end if end is not None else start
         r, c = start.start_point
         er, ec = end.end_point
         return Span(r + 1, self.col(r, c), er + 1, self.col(er, ec))
+
+
+def _at_ascii(node: Any) -> list[int]:
+    r, c = node.start_point
+    return [r + 1, c + 1]
+
+
+def _span_ascii(start: Any, end: Any | None = None) -> Span:
+    r, c = start.start_point
+    er, ec = (end if end is not None else start).end_point
+    return Span(r + 1, c + 1, er + 1, ec + 1)
 
 
 # --- literals --------------------------------------------------------------------------
