@@ -58,6 +58,36 @@ def text_of(node: cst.CSTNode) -> str:
     return type(node).__name__
 
 
+def _has_fstring(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.ConcatenatedString):
+        return _has_fstring(node.left) or _has_fstring(node.right)
+    return isinstance(node, cst.FormattedString)
+
+
+def string_value(node: cst.BaseString) -> str | bytes | None:
+    """The value of a string literal; cheap for the common case (no escapes), since
+    libcst's `evaluated_value` compiles every literal."""
+    if isinstance(node, cst.SimpleString):
+        raw = node.value
+        quote_at = min(i for i in (raw.find("'"), raw.find('"')) if i >= 0)
+        prefix = raw[:quote_at].lower()
+        quote = raw[quote_at:quote_at + 3] if raw[quote_at:quote_at + 3] in ('"""', "'''") else raw[quote_at]
+        body = raw[quote_at + len(quote):len(raw) - len(quote)]
+        if "b" in prefix:
+            return body.encode("utf-8", "replace")
+        if "\\" not in body or "r" in prefix:
+            return body
+    elif isinstance(node, cst.ConcatenatedString):
+        left, right = string_value(node.left), string_value(node.right)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        return None
+    try:
+        return node.evaluated_value  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - odd escapes: keep going
+        return None
+
+
 def is_upper_const(name: str) -> bool:
     return name.isupper() or (name[:1].isupper() and not name.isupper() and "_" not in name)
 
@@ -111,10 +141,14 @@ class ExprMixin:
 
     def _number(self: Extractor, node: cst.BaseNumber) -> Expr:
         span = self.pos("num", node)
-        try:
-            value = float(node.evaluated_value)  # type: ignore[attr-defined]
-        except (TypeError, ValueError):
-            return unknown(node.value)  # type: ignore[attr-defined]
+        text = node.value  # type: ignore[attr-defined]
+        try:  # not `evaluated_value`: it runs `ast.literal_eval` (a compile) per literal
+            value = float(int(text, 0)) if isinstance(node, cst.Integer) else float(text)
+        except ValueError:
+            try:
+                value = float(node.evaluated_value)  # type: ignore[attr-defined]
+            except (TypeError, ValueError, SyntaxError):
+                return unknown(text)
         return {"k": "num", "v": value, "u": None, "at": [span.line, span.column]}
 
     def _imaginary(self: Extractor, node: cst.Imaginary) -> Expr:
@@ -122,10 +156,7 @@ class ExprMixin:
         return unknown(node.value)
 
     def _string(self: Extractor, node: cst.BaseString) -> Expr:
-        try:
-            value = node.evaluated_value  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - odd escapes: keep going
-            value = None
+        value = string_value(node)
         if not isinstance(value, str):
             return unknown("bytes")
         if self.func is not None:
@@ -146,7 +177,7 @@ class ExprMixin:
 
     def _concat(self: Extractor, node: cst.ConcatenatedString) -> Expr:
         # with an f-string part the whole concatenation is one f-string (inner positions skipped)
-        if node.evaluated_value is None:
+        if _has_fstring(node):
             return unknown("f-string")
         return self._string(node)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from deadline_audit.extract.py_exprs import HANDLERS, ExprMixin, name_chain, unknown
+from deadline_audit.extract.py_exprs import HANDLERS, ExprMixin, name_chain, string_value, unknown
 from deadline_audit.extract.py_index import TIMER_ROLES, PyIndex
 from deadline_audit.extract.py_scope import ClassInfo, Entry, FuncState, Scope, lookup
 from deadline_audit.facts import Binding, Expr, FileFacts, FunctionFact, Span, SymbolDecl
@@ -233,7 +233,7 @@ class Extractor(ExprMixin):
     def type_name(self, node: cst.BaseExpression) -> str | None:
         """A named type from an annotation: project classes as `py:<q>`, others qualified."""
         if isinstance(node, cst.SimpleString):
-            text = node.evaluated_value
+            text = string_value(node)
             if isinstance(text, str) and text.replace(".", "").replace("_", "").isalnum():
                 return self.type_of_chain(text.split("."))
             return None
@@ -566,7 +566,7 @@ def _strings(node: Any) -> list[str]:
     if node is None:
         return []
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        text = node.evaluated_value
+        text = string_value(node)
         return [text] if isinstance(text, str) else []
     if isinstance(node, cst.Call):
         return [s for a in node.args for s in _strings(a.value)]

@@ -12,7 +12,10 @@ their order; libcst's `PositionProvider` is the fallback when the two trees disa
 
 from __future__ import annotations
 
+import gc
+import io
 import sys
+import tokenize
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -45,44 +48,74 @@ def extract_python(path: str, source: bytes, module: str, catalog: Catalog) -> F
     if not idx.prefilter.search(source):
         return facts
     is_package = path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
-    with _recursion_limit(RECURSION_LIMIT):
+    with _no_gc():
         try:
-            tree = cst.parse_module(source)
-        except cst.ParserSyntaxError as exc:
-            facts.problems.append(InputProblem(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1))
-            return facts
-        except RecursionError:
-            facts.problems.append(InputProblem("file too deeply nested to parse"))
-            return facts
-        except (UnicodeDecodeError, LookupError, ValueError) as exc:
+            encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+            text = source.decode(encoding)
+        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
             facts.problems.append(InputProblem(f"cannot decode: {exc}"))
             return facts
+        # The stdlib parse comes first: it is cheap, gives positions, and refuses
+        # pathological nesting that crashes or stalls libcst's native parser.
+        positions: AstPositions | None = None
         try:
-            return _extract(path, module, is_package, idx, tree, source, facts)
-        except RecursionError:
-            fresh = FileFacts(path=path, kind="python", lines=facts.lines, module=module)
-            fresh.problems.append(InputProblem("file too deeply nested to analyse"))
-            return fresh
+            positions = AstPositions(text)
+        except SyntaxError as exc:
+            if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
+                facts.problems.append(InputProblem(f"syntax error: {exc.msg}", exc.lineno, exc.offset))
+                return facts
+        except (RecursionError, MemoryError):
+            facts.problems.append(InputProblem("file too deeply nested to parse"))
+            return facts
+        # (at the default recursion limit, so that nesting which would crash libcst's
+        # native parser is refused here first)
+        with _recursion_limit(RECURSION_LIMIT):
+            try:
+                tree = cst.parse_module(source)
+            except cst.ParserSyntaxError as exc:
+                facts.problems.append(InputProblem(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1))
+                return facts
+            except RecursionError:
+                facts.problems.append(InputProblem("file too deeply nested to parse"))
+                return facts
+            try:
+                return _extract(path, module, is_package, idx, tree, positions, facts)
+            except RecursionError:
+                fresh = FileFacts(path=path, kind="python", lines=facts.lines, module=module)
+                fresh.problems.append(InputProblem("file too deeply nested to analyse"))
+                return fresh
 
 
-def _extract(path: str, module: str, is_package: bool, idx: PyIndex, tree: cst.Module, source: bytes,
-             facts: FileFacts) -> FileFacts:
-    try:
-        text = source.decode(tree.encoding, "replace")
-        positions = AstPositions(text)
-        extractor = Extractor(path, module, is_package, idx, positions, facts)
-        extractor.run(tree)
-        positions.finish()
-        return facts
-    except (SyntaxError, ValueError, Misaligned, MemoryError):
-        pass
-    # the two parsers disagree (new syntax ast cannot read, or an ordering case we missed):
-    # libcst positions are slow but always right
+def _extract(path: str, module: str, is_package: bool, idx: PyIndex, tree: cst.Module,
+             positions: AstPositions | None, facts: FileFacts) -> FileFacts:
+    if positions is not None:
+        try:
+            extractor = Extractor(path, module, is_package, idx, positions, facts)
+            extractor.run(tree)
+            positions.finish()
+            return facts
+        except Misaligned:
+            pass
+    # the two parsers disagree (syntax newer than this interpreter's ast, or an ordering
+    # case we missed): libcst positions are slow but always right
     facts = FileFacts(path=facts.path, kind="python", lines=facts.lines, module=module)
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     extractor = Extractor(path, module, is_package, idx, LibcstPositions(wrapper.resolve(PositionProvider)), facts)
     extractor.run(tree)
     return facts
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """libcst allocates hundreds of thousands of nodes per file; the cyclic collector would
+    rescan them again and again while they are built (the tree is dropped right after)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @contextmanager

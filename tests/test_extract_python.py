@@ -1,0 +1,412 @@
+"""Python extractor: one realistic snippet per shape, exact facts asserted."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from deadline_audit.catalog import load_catalog
+from deadline_audit.extract.python import extract_python, may_contribute
+from deadline_audit.facts import from_json, to_json
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def extract(catalog, code: str, module: str = "svc.app", path: str = "svc/app.py"):
+    facts = extract_python(path, textwrap.dedent(code).encode(), module, catalog)
+    assert from_json(to_json(facts)) == facts  # plain, cacheable data
+    return facts
+
+
+def sites(facts, api=None):
+    return [s for s in facts.sites if api is None or s.api == api]
+
+
+def binding(facts, sym):
+    found = [b for b in facts.bindings if b.sym == sym]
+    assert found, f"no binding of {sym}: {[b.sym for b in facts.bindings]}"
+    return found
+
+
+def function(facts, sym):
+    return next(f for f in facts.functions if f.sym == sym)
+
+
+def test_env_with_default_through_helper(catalog):
+    facts = extract(catalog, """\
+        import os
+
+        def env_seconds(name, default):
+            return float(os.getenv(name, default))
+
+        MODEL_TIMEOUT = env_seconds("MODEL_TIMEOUT", "30")
+        """)
+    helper = function(facts, "sym:py:svc.app.env_seconds")
+    assert helper.params == ["sym:py:svc.app.env_seconds.name", "sym:py:svc.app.env_seconds.default"]
+    assert helper.returns == [{
+        "k": "conv", "t": "number",
+        "x": {"k": "env", "name": {"k": "ref", "sym": "sym:py:svc.app.env_seconds.name"},
+              "default": {"k": "ref", "sym": "sym:py:svc.app.env_seconds.default"}, "at": [4, 18]},
+    }]
+    [b] = binding(facts, "sym:py:svc.app.MODEL_TIMEOUT")
+    assert b.expr == {"k": "call", "fn": {"k": "fnref", "sym": "sym:py:svc.app.env_seconds"},
+                      "args": [{"k": "str", "v": "MODEL_TIMEOUT"}, {"k": "str", "v": "30"}], "kw": {}, "at": [6, 17]}
+    assert (b.span.line, b.span.column) == (6, 1)
+    decl = next(d for d in facts.decls if d.sym == "sym:py:svc.app.MODEL_TIMEOUT")
+    assert decl.kind == "const" and decl.type_of == b.expr
+    assert any(c.callee == {"k": "fnref", "sym": "sym:py:svc.app.env_seconds"} for c in facts.calls)
+
+
+def test_direct_env_reads(catalog):
+    facts = extract(catalog, """\
+        import os
+        from os import environ
+
+        A = int(os.environ.get("A_TIMEOUT", 5))
+        B = os.environ["B_TIMEOUT"]
+        C = environ.get("C_TTL") or "30"
+        """)
+    [a] = binding(facts, "sym:py:svc.app.A")
+    assert a.expr == {"k": "conv", "t": "number", "x": {
+        "k": "env", "name": {"k": "str", "v": "A_TIMEOUT"},
+        "default": {"k": "num", "v": 5.0, "u": None, "at": [4, 37]}, "at": [4, 9]}}
+    [b] = binding(facts, "sym:py:svc.app.B")
+    assert b.expr == {"k": "env", "name": {"k": "str", "v": "B_TIMEOUT"}, "default": None, "at": [5, 5]}
+    [c] = binding(facts, "sym:py:svc.app.C")
+    assert c.expr["k"] == "or" and c.expr["args"][1] == {"k": "str", "v": "30"}
+    assert c.expr["args"][0]["name"] == {"k": "str", "v": "C_TTL"}
+    assert facts.env_names_read == ["A_TIMEOUT", "B_TIMEOUT", "C_TTL"]
+
+
+def test_settings_constant_imported_in_another_module(catalog):
+    facts = extract(catalog, """\
+        import asyncio
+        from app.config import MODEL_TIMEOUT
+        from app import config
+        import app.limits as limits
+
+        async def call(op):
+            a = await asyncio.wait_for(op(), MODEL_TIMEOUT)
+            async with asyncio.timeout(config.MODEL_TIMEOUT):
+                await op()
+            return limits.CAP
+        """)
+    values = [s.value for s in sites(facts)]
+    assert values == [{"k": "ref", "sym": "sym:py:app.config.MODEL_TIMEOUT"}] * 2
+    assert function(facts, "sym:py:svc.app.call").returns == [{"k": "ref", "sym": "sym:py:app.limits.CAP"}]
+
+
+def test_relative_import(catalog):
+    facts = extract(catalog, """\
+        from .config import TIMEOUT
+        from .. import settings
+        X_TIMEOUT = TIMEOUT
+        Y = settings.TIMEOUT
+        """, module="svc.models.client", path="svc/models/client.py")
+    assert binding(facts, "sym:py:svc.models.client.X_TIMEOUT")[0].expr == {"k": "ref", "sym": "sym:py:svc.models.config.TIMEOUT"}
+    assert binding(facts, "sym:py:svc.models.client.Y")[0].expr == {"k": "ref", "sym": "sym:py:svc.settings.TIMEOUT"}
+
+
+def test_pydantic_settings_with_env_prefix(catalog):
+    facts = extract(catalog, """\
+        from pydantic import Field
+        from pydantic_settings import BaseSettings, SettingsConfigDict
+
+        class Settings(BaseSettings):
+            model_config = SettingsConfigDict(env_prefix="APP_")
+            model_timeout: float = 120
+            lease_ttl: int = Field(30, alias="LEASE_TTL_SECONDS")
+            name: str
+
+        settings = Settings()
+        """)
+    [t] = binding(facts, "sym:py:svc.app.Settings.model_timeout")
+    assert t.expr == {"k": "env", "name": {"k": "str", "v": "APP_MODEL_TIMEOUT"},
+                      "default": {"k": "num", "v": 120.0, "u": None, "at": [6, 28]}, "at": [6, 5]}
+    assert not t.is_default
+    [lease] = binding(facts, "sym:py:svc.app.Settings.lease_ttl")
+    assert lease.expr["name"] == {"k": "str", "v": "LEASE_TTL_SECONDS"}
+    assert lease.expr["default"] == {"k": "num", "v": 30.0, "u": None, "at": [7, 28]}
+    [name] = binding(facts, "sym:py:svc.app.Settings.name")
+    assert name.expr["default"] is None
+    assert facts.env_names_read == ["APP_MODEL_TIMEOUT", "LEASE_TTL_SECONDS", "APP_NAME"]
+    field = next(d for d in facts.decls if d.sym == "sym:py:svc.app.Settings.model_timeout")
+    assert field.kind == "field" and field.type == "float"
+    inst = next(d for d in facts.decls if d.sym == "sym:py:svc.app.settings")
+    assert inst.type == "py:svc.app.Settings"
+
+
+def test_settings_inner_config_prefix(catalog):
+    facts = extract(catalog, """\
+        from pydantic_settings import BaseSettings
+
+        class Cfg(BaseSettings):
+            deadline: float = 5
+            class Config:
+                env_prefix = "SVC_"
+        """)
+    assert binding(facts, "sym:py:svc.app.Cfg.deadline")[0].expr["name"] == {"k": "str", "v": "SVC_DEADLINE"}
+
+
+def test_openai_client_in_init_stored_in_field(catalog):
+    facts = extract(catalog, """\
+        import openai
+        from app.config import settings
+
+        class ModelClient:
+            def __init__(self):
+                self.client = openai.AsyncOpenAI(timeout=settings.model_timeout)
+
+            async def complete(self, prompt):
+                return await self.client.chat.completions.create(messages=prompt, timeout=30)
+        """)
+    first, second = sites(facts)
+    assert first.api == "py:openai.OpenAI.timeout" and first.role == "read_timeout" and first.unit == "s"
+    assert first.value == {"k": "field", "x": {"k": "ref", "sym": "sym:py:app.config.settings"}, "name": "model_timeout"}
+    assert first.stored_in == {"k": "ref", "sym": "sym:py:svc.app.ModelClient.client"}
+    assert first.function == "sym:py:svc.app.ModelClient.__init__"
+    assert first.id == "site:svc/app.py:6:42" and first.group == "site:svc/app.py:6:23"
+    assert second.api == "py:openai.create.timeout"
+    assert second.value == {"k": "num", "v": 30.0, "u": None, "at": [9, 83]}
+    decl = next(d for d in facts.decls if d.sym == "sym:py:svc.app.ModelClient.client")
+    assert decl.kind == "field" and decl.type == "openai.AsyncOpenAI"
+    complete = function(facts, "sym:py:svc.app.ModelClient.complete")
+    assert complete.receiver_type == "py:svc.app.ModelClient" and complete.params == ["sym:py:svc.app.ModelClient.complete.prompt"]
+    assert {"k": "ref", "sym": "sym:py:svc.app.ModelClient.client"} in complete.uses
+    call = next(c for c in facts.calls if c.callee.get("name") == "create")
+    assert call.awaited and call.callee["x"] == {
+        "k": "field", "x": {"k": "field", "x": {"k": "ref", "sym": "sym:py:svc.app.ModelClient.client"}, "name": "chat"},
+        "name": "completions"}
+
+
+def test_httpx_client_with_nested_timeout(catalog):
+    facts = extract(catalog, """\
+        import httpx
+
+        client = httpx.AsyncClient(timeout=httpx.Timeout(30, connect=5))
+        """)
+    by_api = {s.api: s for s in sites(facts)}
+    assert set(by_api) == {"py:httpx.Client.timeout", "py:httpx.Timeout", "py:httpx.Timeout.connect"}
+    target = {"k": "ref", "sym": "sym:py:svc.app.client"}
+    assert all(s.stored_in == target for s in by_api.values())
+    assert by_api["py:httpx.Timeout"].value == {"k": "num", "v": 30.0, "u": None, "at": [3, 50]}
+    assert by_api["py:httpx.Timeout.connect"].value == {"k": "num", "v": 5.0, "u": None, "at": [3, 62]}
+    assert by_api["py:httpx.Timeout.connect"].role == "phase_timeout"
+    assert by_api["py:httpx.Client.timeout"].value["fn"] == {"k": "ext", "name": "httpx.Timeout"}
+    assert by_api["py:httpx.Timeout"].group == by_api["py:httpx.Timeout.connect"].group == "site:svc/app.py:3:36"
+
+
+def test_aiohttp_client_timeout(catalog):
+    facts = extract(catalog, """\
+        import aiohttp
+        from app.config import settings
+
+        async def fetch(url):
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_total)) as session:
+                return await session.get(url)
+        """)
+    by_api = {s.api: s for s in sites(facts)}
+    total = by_api["py:aiohttp.ClientTimeout.total"]
+    assert total.role == "transport_deadline"
+    assert total.value == {"k": "field", "x": {"k": "ref", "sym": "sym:py:app.config.settings"}, "name": "http_total"}
+    assert total.stored_in == {"k": "ref", "sym": "sym:py:svc.app.fetch.session"}
+    assert "py:aiohttp.ClientSession.timeout" in by_api
+
+
+def test_asyncio_timeout_and_wait_for(catalog):
+    facts = extract(catalog, """\
+        import asyncio
+
+        async def turn(cfg, op):
+            async with asyncio.timeout(cfg.deadline):
+                await op()
+            return await asyncio.wait_for(op(), timeout=cfg.step_timeout)
+        """)
+    scope, wait = sites(facts)
+    assert scope.api == "py:asyncio.timeout" and scope.role == "context_deadline"
+    assert scope.value == {"k": "field", "x": {"k": "ref", "sym": "sym:py:svc.app.turn.cfg"}, "name": "deadline"}
+    assert (scope.span.line, scope.span.column) == (4, 16)
+    assert wait.api == "py:asyncio.wait_for"
+    assert wait.value == {"k": "field", "x": {"k": "ref", "sym": "sym:py:svc.app.turn.cfg"}, "name": "step_timeout"}
+    assert function(facts, "sym:py:svc.app.turn").called_params == [1]
+
+
+def test_typed_param_resolves_field(catalog):
+    facts = extract(catalog, """\
+        import asyncio
+        from app.models import Config
+
+        async def turn(cfg: Config):
+            async with asyncio.timeout(cfg.deadline):
+                pass
+        """)
+    assert sites(facts)[0].value == {"k": "ref", "sym": "sym:py:app.models.Config.deadline"}
+    param = next(d for d in facts.decls if d.sym == "sym:py:svc.app.turn.cfg")
+    assert param.type == "py:app.models.Config" and param.index == 0
+
+
+def test_lease_helper(catalog):
+    facts = extract(catalog, """\
+        import asyncio
+
+        async def run_with_lease(op, lease_seconds, renew):
+            period = lease_seconds / 3
+
+            async def watchdog():
+                while True:
+                    await asyncio.sleep(period)
+                    await renew()
+
+            task = asyncio.create_task(watchdog())
+            try:
+                return await op()
+            finally:
+                task.cancel()
+
+        async def model_call():
+            return 1
+
+        async def main(client):
+            await run_with_lease(lambda: client.complete(), 30, client.renew_lease)
+            await run_with_lease(model_call(), lease_seconds=60, renew=None)
+        """)
+    helper = function(facts, "sym:py:svc.app.run_with_lease")
+    assert helper.param_names == ["op", "lease_seconds", "renew"]
+    assert helper.timer_params == [1]
+    assert helper.called_params == [0, 2]
+    assert helper.vocabulary == ["renew", "lease", "watchdog"]
+    assert helper.is_async
+    watchdog = function(facts, "sym:py:svc.app.run_with_lease.watchdog")
+    assert watchdog.enclosing == "sym:py:svc.app.run_with_lease"
+    [sleep] = sites(facts, "py:asyncio.sleep")
+    assert sleep.role == "sleep" and sleep.function == "sym:py:svc.app.run_with_lease.watchdog"
+    assert sleep.value == {"k": "ref", "sym": "sym:py:svc.app.run_with_lease.period"}
+    first, second = [c for c in facts.calls if c.callee == {"k": "fnref", "sym": "sym:py:svc.app.run_with_lease"}]
+    assert first.awaited and first.function == "sym:py:svc.app.main"
+    assert first.args[0] == {"k": "fnref", "sym": "sym:py:svc.app.main.lambda@21:26", "at": [21, 26]}
+    assert first.args[1] == {"k": "num", "v": 30.0, "u": None, "at": [21, 53]}
+    assert second.args[0]["k"] == "call" and second.args[0]["fn"] == {"k": "fnref", "sym": "sym:py:svc.app.model_call"}
+    assert second.kw["lease_seconds"] == {"k": "num", "v": 60.0, "u": None, "at": [22, 54]}
+    lam = function(facts, "sym:py:svc.app.main.lambda@21:26")
+    assert lam.enclosing == "sym:py:svc.app.main"
+    assert lam.returns[0]["fn"] == {"k": "method", "x": {"k": "ref", "sym": "sym:py:svc.app.main.client"}, "name": "complete"}
+
+
+def test_temporal_activity_options(catalog):
+    facts = extract(catalog, """\
+        from datetime import timedelta
+        from temporalio import workflow
+
+        @workflow.defn
+        class Flow:
+            @workflow.run
+            async def run(self):
+                return await workflow.execute_activity(
+                    build, start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=timedelta(seconds=30))
+        """)
+    close, beat = sites(facts)
+    assert close.api.endswith("start_to_close_timeout") and close.role == "context_deadline"
+    assert close.value == {"k": "num", "v": 300.0, "u": "s", "at": [9, 43]}
+    assert beat.role == "heartbeat" and beat.value == {"k": "num", "v": 30.0, "u": "s", "at": [9, 83]}
+    assert close.group == beat.group == "site:svc/app.py:8:22" and close.id != beat.id
+    assert close.function == "sym:py:svc.app.Flow.run"
+
+
+def test_timedelta_of_a_variable(catalog):
+    facts = extract(catalog, """\
+        import datetime
+        LEASE = datetime.timedelta(seconds=LEASE_S, minutes=1)
+        """)
+    assert binding(facts, "sym:py:svc.app.LEASE")[0].expr == {"k": "op", "op": "add", "args": [
+        {"k": "op", "op": "mul", "args": [{"k": "unknown", "text": "LEASE_S"}, {"k": "num", "v": 1.0, "u": "s"}]},
+        {"k": "num", "v": 60.0, "u": "s"}]}
+
+
+def test_implicit_default_site(catalog):
+    facts = extract(catalog, """\
+        import openai
+
+        def make():
+            return openai.OpenAI()
+        """)
+    [site] = sites(facts)
+    assert site.api == "py:openai.OpenAI.timeout" and site.value is None
+    assert site.id == "site:svc/app.py:4:12" and site.function == "sym:py:svc.app.make"
+
+
+def test_constructor_keywords_bind_fields_and_params(catalog):
+    facts = extract(catalog, """\
+        from dataclasses import dataclass
+
+        @dataclass
+        class Options:
+            timeout: float = 30.0
+
+        class Agent:
+            def __init__(self, step_timeout: float):
+                self.step_timeout = step_timeout
+
+        def build(x):
+            opts = Options(timeout=x)
+            agent = Agent(step_timeout=opts.timeout)
+            return agent
+        """)
+    assert binding(facts, "sym:py:svc.app.Options.timeout")[-1].expr == {"k": "ref", "sym": "sym:py:svc.app.build.x"}
+    assert binding(facts, "sym:py:svc.app.Agent.__init__.step_timeout")[0].expr == {
+        "k": "ref", "sym": "sym:py:svc.app.Options.timeout"}
+    assert binding(facts, "sym:py:svc.app.Agent.step_timeout")[0].expr == {
+        "k": "ref", "sym": "sym:py:svc.app.Agent.__init__.step_timeout"}
+    opts = next(d for d in facts.decls if d.sym == "sym:py:svc.app.build.opts")
+    assert opts.kind == "local" and opts.type == "py:svc.app.Options"
+
+
+def test_later_defined_function_and_builtins(catalog):
+    facts = extract(catalog, """\
+        import asyncio
+
+        async def main():
+            await asyncio.sleep(min(interval(), 5))
+
+        def interval():
+            return 10
+        """)
+    [site] = sites(facts)
+    assert site.value["k"] == "op" and site.value["op"] == "min"
+    assert site.value["args"][0]["fn"] == {"k": "fnref", "sym": "sym:py:svc.app.interval"}
+
+
+def test_syntax_error_is_a_problem(catalog):
+    facts = extract(catalog, "import os\nTIMEOUT = (\ndef f(:\n")
+    [problem] = facts.problems
+    assert problem.line == 3 and problem.column is not None and "syntax" in problem.message
+    assert facts.decls == [] and facts.sites == [] and facts.lines == 3
+
+
+def test_deep_nesting_is_a_problem_not_a_crash(catalog):
+    code = "TIMEOUT = " + "+".join(["a"] * 20000) + "\n"
+    facts = extract(catalog, code)
+    assert facts.problems and facts.problems[0].message == "file too deeply nested to parse"
+
+
+def test_prefilter(catalog):
+    unrelated = b"def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n"
+    assert not may_contribute(unrelated, catalog)
+    facts = extract_python("m.py", unrelated, "m", catalog)
+    assert facts.lines == 4 and facts.decls == [] and facts.functions == []
+    assert may_contribute(b"x = os.getenv('A')", catalog)
+    assert may_contribute(b"client = OpenAI()", catalog)
+    assert may_contribute(b"await asyncio.wait_for(x, 3)", catalog)
+
+
+def test_non_ascii_columns_are_code_points(catalog):
+    facts = extract(catalog, """\
+        import asyncio
+        async def f():
+            s = "ééé"; await asyncio.sleep(5)
+        """)
+    [site] = sites(facts)
+    assert (site.span.line, site.span.column) == (3, 22)
