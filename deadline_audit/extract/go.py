@@ -152,9 +152,8 @@ class _GoFile(GoExprs, GoTypes):
                 self.do_imports(node)
         for node in top:
             self.prepass(node)
-        self.comments = sorted((n.start_byte, n.end_byte) for n in
-                               QueryCursor(_COMMENTS).captures(root).get("c", []))
-        self.comment_starts = [c[0] for c in self.comments]
+        self.root = root
+        self.comments: list[tuple[int, int]] | None = None  # lazy: see comment_ranges
         for node in top:
             t = node.type
             if t == "function_declaration" or t == "method_declaration":
@@ -247,7 +246,7 @@ class _GoFile(GoExprs, GoTypes):
             n = self.text(name)
             if n == "_":
                 if i < len(vals):
-                    self.ex(vals[i])
+                    self.sx(vals[i])
                 continue
             if self.fn is None:
                 sym = self.pfx + n
@@ -365,23 +364,37 @@ class _GoFile(GoExprs, GoTypes):
             self.fn = saved
         fact.vocabulary = self.vocabulary(body)
 
+    def comment_ranges(self) -> list[tuple[int, int]]:
+        """(start, end) bytes of every comment, sorted; queried on first need only."""
+        if self.comments is None:
+            self.comments = sorted((n.start_byte, n.end_byte) for n in
+                                   QueryCursor(_COMMENTS).captures(self.root).get("c", []))
+            self.comment_starts = [c[0] for c in self.comments]
+        return self.comments
+
     def vocabulary(self, body: Any) -> list[str]:
         start, end = body.start_byte, body.end_byte
-        text = self.src[start:end]
-        if self.comments:
+        text = self.src[start:end].lower()
+        # Words have no spaces, so a word found with comments stripped is found without
+        # stripping: only the words of the raw body are candidates, and comments need
+        # finding only when the body may hold one.
+        cands = [(w, lw) for w, lw in self.cat.words_lower if lw in text]
+        if not cands or (b"//" not in text and b"/*" not in text):
+            return [w for w, _ in cands]
+        comments = self.comment_ranges()
+        if comments:
             i = bisect.bisect_left(self.comment_starts, start)
             parts = []
             cur = start
-            while i < len(self.comments) and self.comments[i][0] < end:
-                cs, ce = self.comments[i]
+            while i < len(comments) and comments[i][0] < end:
+                cs, ce = comments[i]
                 parts.append(self.src[cur:cs])
                 cur = ce
                 i += 1
             if parts:
                 parts.append(self.src[cur:end])
-                text = b" ".join(parts)
-        text = text.lower()
-        return [w for w, lw in self.cat.words_lower if lw in text]
+                text = b" ".join(parts).lower()
+        return [w for w, lw in cands if lw in text]
 
     def func_literal(self, node: Any) -> Expr:
         line, col = self.at(node)
@@ -402,7 +415,7 @@ class _GoFile(GoExprs, GoTypes):
         if h is not None:
             h(self, node)
         elif node.type in self.EXPR:
-            self.ex(node)
+            self.sx(node)
         else:
             for c in node.named_children:
                 self.stmt(c)
@@ -429,12 +442,12 @@ class _GoFile(GoExprs, GoTypes):
                 op = _OPS.get(o.type[:-1])
                 if op is None:
                     for r in rhs:
-                        self.ex(r)
+                        self.sx(r)
                     return
         pairs = list(zip(lhs, rhs)) if len(lhs) == len(rhs) else [(lhs[0], rhs[0])] if len(rhs) == 1 else []
         if not pairs:
             for r in rhs:
-                self.ex(r)
+                self.sx(r)
         for i, (l, r) in enumerate(pairs):
             target, store, site_of = self.target(l, define, r)
             new_decl, self._new_decl = self._new_decl, None
@@ -614,7 +627,7 @@ class _GoFile(GoExprs, GoTypes):
 
     def s_expr_stmt(self, node: Any) -> None:
         for c in node.named_children:
-            self.ex(c)
+            self.sx(c)
 
     STMT: dict[str, Any] = {}
 

@@ -21,6 +21,8 @@ _BUILTIN_FUNCS = frozenset(
 _OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 _TIMERISH = frozenset({"timer", "ticker", "sleep"})
 _USES_CAP = 64
+# expression nodes whose Expr records no fact (see GoExprs.sx)
+_PURE = frozenset({"identifier", "int_literal", "float_literal", "iota", "nil"})
 
 
 class GoExprs:
@@ -43,11 +45,32 @@ class GoExprs:
         if h is None:
             for c in node.named_children:
                 if c.type in self.EXPR:
-                    self.ex(c)
+                    self.sx(c)
                 else:
                     self.stmt(c)
             return self.unknown(node)
         return h(self, node, store)
+
+    def sx(self, node: Any) -> None:
+        """`ex(node)` whose value is dropped: only its facts matter. Names, numbers and
+        nil record nothing, and an operator records only what its operands do, so those
+        build no Expr at all."""
+        while True:
+            t = node.type
+            if t in _PURE:
+                return
+            if t == "binary_expression":
+                self.sx(node.child_by_field_name("left"))
+                node = node.child_by_field_name("right")
+            elif t == "unary_expression" or t == "parenthesized_expression":
+                inner = node.child_by_field_name("operand") if t == "unary_expression" else (
+                    node.named_children[0] if node.named_children else None)
+                if inner is None:
+                    return
+                node = inner
+            else:
+                self.ex(node)
+                return
 
     def e_ident(self, node: Any, store: Expr | None) -> Expr:
         name = self.text(node)
@@ -197,11 +220,11 @@ class GoExprs:
                             self.site(spec, vn, expr, store, group)
                 else:
                     if kn.type not in ("identifier", "field_identifier"):
-                        self.ex(kn)
-                    self.ex(vn)
+                        self.sx(kn)
+                    self.sx(vn)
             elif el.type == "literal_element":
                 for c in el.named_children:
-                    self.ex(c)
+                    self.sx(c)
         if qt is None:
             return self.unknown(node)
         if is_site_type:
@@ -288,7 +311,7 @@ class GoExprs:
         if ft in ("parenthesized_expression",) and fnode.named_children \
                 and fnode.named_children[0].type in ("qualified_type", "pointer_type", "type_identifier"):
             return self.ex(arg_nodes[0], store) if arg_nodes else self.unknown(node)
-        self.ex(fnode)
+        self.sx(fnode)
         for a in arg_nodes:
             self.ex(a, store)
         return self.unknown(node)
@@ -338,7 +361,7 @@ class GoExprs:
         if method:
             x = self.ex(operand, store)
             for a in arg_nodes:
-                self.ex(a)
+                self.sx(a)
         else:
             args = [self.ex(a, store) for a in arg_nodes]
             i = int(entry.get("arg", 0) or 0)
