@@ -68,6 +68,7 @@ class AstPositions:
 
     def __init__(self, text: str) -> None:
         tree = ast.parse(text)
+        self.tree = tree  # kept for the marker passes (extract/py_marks.py)
         buckets: dict[str, list[Any]] = {k: [] for k in {*_KINDS.values(), "num"}}
         numbers = buckets["num"]
         kinds = _KINDS

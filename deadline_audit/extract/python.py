@@ -24,6 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.py_index import PyIndex, index_for
+from deadline_audit.extract.py_marks import run_marker_passes
 from deadline_audit.extract.py_positions import AstPositions, LibcstPositions, Misaligned
 from deadline_audit.extract.py_walker import Extractor
 from deadline_audit.facts import FileFacts, InputProblem
@@ -93,6 +94,7 @@ def _extract(path: str, module: str, is_package: bool, idx: PyIndex, tree: cst.M
             extractor = Extractor(path, module, is_package, idx, positions, facts)
             extractor.run(tree)
             positions.finish()
+            run_marker_passes(positions.tree, facts, idx.catalog)
             return facts
         except Misaligned:
             pass
