@@ -9,6 +9,7 @@ fields and function results). All API knowledge comes from the catalog.
 from __future__ import annotations
 
 import bisect
+import gc
 from typing import Any
 
 import tree_sitter_go as tsgo
@@ -699,4 +700,12 @@ _GoFile.EXPR = {
 
 def extract_go(path: str, source: bytes, import_path: str, module_path: str | None, catalog: Catalog) -> FileFacts:
     """Facts of one Go file. Pure: no filesystem, no environment."""
-    return _GoFile(path, source, import_path, module_path, go_catalog(catalog)).run()
+    # The walk allocates a few dicts and Nodes per syntax node and frees almost none of
+    # them before the end: the cyclic collector would rescan them again and again.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _GoFile(path, source, import_path, module_path, go_catalog(catalog)).run()
+    finally:
+        if was_enabled:
+            gc.enable()
