@@ -408,18 +408,26 @@ class _GoFile(GoExprs, GoTypes):
 
     # --- statements -----------------------------------------------------------------
     def block(self, node: Any) -> None:
+        STMT, EXPR = self.STMT, self.EXPR
         for c in node.named_children:
-            self.stmt(c)
+            t = c.type
+            h = STMT.get(t)
+            if h is not None:
+                h(self, c)
+            elif t in EXPR:
+                self.sx(c)
+            else:
+                self.block(c)  # what stmt() does with a node it has no handler for
 
     def stmt(self, node: Any) -> None:
-        h = self.STMT.get(node.type)
+        t = node.type
+        h = self.STMT.get(t)
         if h is not None:
             h(self, node)
-        elif node.type in self.EXPR:
+        elif t in self.EXPR:
             self.sx(node)
         else:
-            for c in node.named_children:
-                self.stmt(c)
+            self.block(node)
 
     def s_short_var(self, node: Any) -> None:
         self.assign(node, define=True)
@@ -675,6 +683,8 @@ _GoFile.STMT = {
     "expression_statement": _GoFile.s_expr_stmt,
     "comment": lambda self, node: None,
     "label_name": lambda self, node: None,
+    "block": _GoFile.block,
+    "statement_list": _GoFile.block,
 }
 
 _GoFile.EXPR = {
