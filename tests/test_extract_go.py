@@ -447,3 +447,42 @@ def test_gomod():
     assert [(p.message, p.line) for p in facts.problems] == [("go.mod: unknown directive 'bogus'", 8)]
     bad = extract_gomod("go.mod", "go 1.x\nrequire (\n")
     assert [p.line for p in bad.problems] == [1, 2, None]
+
+
+def test_vocabulary_ignores_comments_only(catalog):
+    src = '''package models
+
+func a() {
+	// renew the lease here
+	x := 1 /* heartbeat */
+	_ = x
+}
+
+func b(url string) {
+	u := "http://renew.example" // a comment, and a word in a string
+	_ = u
+}
+
+func c() {
+	keep := 2
+	_ = keep
+}
+'''
+    facts = extract(catalog, src)
+    assert fn(facts, P + "a").vocabulary == []
+    assert fn(facts, P + "b").vocabulary == ["renew"]
+    assert fn(facts, P + "c").vocabulary == []
+
+
+def test_ascii_and_wide_files_agree_on_ascii_lines(catalog):
+    body = '''
+func f() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ctx
+}
+'''
+    head = 'package models\n\nimport (\n\t"context"\n\t"time"\n)\n'
+    narrow = extract(catalog, head + "// plain\n" + body)
+    wide = extract(catalog, head + "// naïve\n" + body)
+    assert to_json(narrow) == to_json(wide)
