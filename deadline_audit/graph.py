@@ -197,21 +197,10 @@ class TimeoutGraph:
             if sym in ctx.subst:
                 arg, arg_ctx = ctx.subst[sym]
                 return self.type_of(arg, arg_ctx, depth + 1)
-            decl = self.decls.get(sym)
-            if decl is not None and decl.type:
-                return decl.type
-            if decl is not None and decl.type_of:
-                found = self.type_of(decl.type_of, Ctx(self.decl_path[sym]), depth + 1)
-                if found:
-                    return found
-            for b, path in self.bindings.get(sym, ())[:8]:
-                found = self.type_of(b.expr, Ctx(path), depth + 1)
-                if found:
-                    return found
-            return None
+            return self._symbol_type(sym, depth)
         if k == "field":
             sym = self.resolve_field(expr, ctx, depth + 1)
-            return self.type_of({"k": "ref", "sym": sym}, ctx, depth + 1) if sym else None
+            return self._symbol_type(sym, depth + 1) if sym else None
         if k == "call":
             callee = expr.get("fn") or {}
             if callee.get("k") == "fnref":
@@ -222,9 +211,35 @@ class TimeoutGraph:
                 if decl is not None and decl.kind in ("class", "type"):
                     return _type_of_sym(target)
                 return None
-            sym = self.resolve_callee(callee, ctx)
+            sym = self.resolve_callee(callee, ctx, depth + 1)
             return self.functions[sym][0].result_type if sym else None
         return None
+
+    def _symbol_type(self, sym: str, depth: int) -> str | None:
+        """A symbol's type: declared, or what its declaration or first bindings build.
+        Memoised; a cycle (`a = b; b = a`) resolves to None."""
+        key = ("_type", sym)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active or depth > 12:
+            return None
+        self._active.add(key)
+        try:
+            found = None
+            decl = self.decls.get(sym)
+            if decl is not None and decl.type:
+                found = decl.type
+            elif decl is not None and decl.type_of:
+                found = self.type_of(decl.type_of, Ctx(self.decl_path[sym]), depth + 1)
+            if found is None:
+                for b, path in self.bindings.get(sym, ())[:8]:
+                    found = self.type_of(b.expr, Ctx(path), depth + 1)
+                    if found:
+                        break
+        finally:
+            self._active.discard(key)
+        self._memo[key] = found
+        return found
 
     def resolve_field(self, expr: Expr, ctx: Ctx, depth: int = 0) -> str | None:
         owner = self.type_of(expr.get("x"), ctx, depth + 1)
@@ -240,8 +255,8 @@ class TimeoutGraph:
             return self.resolve_field(expr, ctx)
         return None
 
-    def resolve_callee(self, callee: Expr | None, ctx: Ctx) -> str | None:
-        if not callee:
+    def resolve_callee(self, callee: Expr | None, ctx: Ctx, depth: int = 0) -> str | None:
+        if not callee or depth > 12:
             return None
         k = callee.get("k")
         if k == "fnref":
@@ -251,15 +266,16 @@ class TimeoutGraph:
             init = f"{sym}.__init__"  # a Python class called as a constructor
             return init if init in self.functions else None
         if k == "method":
-            sym = self.member(self.type_of(callee.get("x"), ctx), callee["name"], ctx.path)
+            sym = self.member(self.type_of(callee.get("x"), ctx, depth + 1), callee["name"], ctx.path)
             return sym if sym in self.functions else None
         if k == "ref":  # a method value (`m.fetch`) or a function held in a variable/field
             if callee["sym"] in self.functions:
                 return callee["sym"]
             for b, path in self.bindings.get(callee["sym"], ())[:4]:
-                found = self.resolve_callee(b.expr, Ctx(path))
-                if found:
-                    return found
+                if b.expr.get("k") in ("fnref", "method", "ref") and b.expr is not callee:
+                    found = self.resolve_callee(b.expr, Ctx(path), depth + 1)
+                    if found:
+                        return found
         return None
 
     # -- values -----------------------------------------------------------------------
