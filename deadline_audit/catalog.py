@@ -114,6 +114,11 @@ class Catalog:
     def table(self, lang: str, key: str) -> dict[str, Any]:
         return dict(self.data.get(lang, {}).get(key, {}))
 
+    def file(self, name: str) -> dict[str, Any]:
+        """A whole catalog file by its stem (`rules/catalog/<name>.toml`), user extensions
+        merged: rule families keep their own files (terminal_writes, leases, …)."""
+        return dict(self.data.get(name, {}))
+
     def words(self, group: str) -> tuple[str, ...]:
         return tuple(self.data.get("vocabulary", {}).get("vocabulary", {}).get(group, ()))
 

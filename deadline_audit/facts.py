@@ -57,7 +57,7 @@ from typing import Any
 
 Expr = dict[str, Any]
 
-FACTS_VERSION = 1  # bump when a shape below changes: it is part of the cache key
+FACTS_VERSION = 2  # bump when a shape below changes: it is part of the cache key
 
 
 @dataclass
@@ -110,6 +110,10 @@ class FunctionFact:
     uses: list[Expr] = field(default_factory=list)  # field/attribute reads in the body (`c.httpClient`)
     is_async: bool = False
     enclosing: str | None = None  # for closures: the function they are written in
+    # Rule-specific structural marks found by the marker passes (extract/*_marks*.py),
+    # e.g. {"m": "http_handler"}, {"m": "sse_write", "line": 12, "col": 3}; names are
+    # documented in the pass that emits them.
+    markers: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -124,6 +128,10 @@ class CallFact:
     awaited: bool = False
     in_go: bool = False  # Go `go f(...)`
     in_defer: bool = False
+    # Enclosing constructs, innermost last, from the marker passes: "loop", "finally",
+    # "except:<types>", "with:<site id>", "shield", "select_loop", … (see extract/*_marks*.py)
+    scopes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

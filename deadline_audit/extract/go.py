@@ -16,6 +16,7 @@ import tree_sitter_go as tsgo
 from tree_sitter import Language, Parser, Query, QueryCursor
 
 from deadline_audit.catalog import Catalog
+from deadline_audit.extract.go_marks import run_marker_passes
 from deadline_audit.extract.go_expr import _OPS, GoExprs
 from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
 from deadline_audit.extract.go_text import (
@@ -167,6 +168,7 @@ class _GoFile(GoExprs, GoTypes):
                 self.do_type_decl(node)
         self.facts.env_names_read = list(self.env_names)
         self.facts.config_files_named = list(self.cfg_files)
+        run_marker_passes(tree, self.src, self.facts, self.catalog_full)
         return self.facts
 
     def syntax_problem(self, root: Any) -> None:
@@ -715,7 +717,9 @@ def extract_go(path: str, source: bytes, import_path: str, module_path: str | No
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _GoFile(path, source, import_path, module_path, go_catalog(catalog)).run()
+        go_file = _GoFile(path, source, import_path, module_path, go_catalog(catalog))
+        go_file.catalog_full = catalog
+        return go_file.run()
     finally:
         if was_enabled:
             gc.enable()
