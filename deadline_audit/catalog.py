@@ -181,5 +181,15 @@ def load_catalog(extensions: dict[str, Any] | None = None) -> Catalog:
                 target.setdefault(key, {}).update(value)
             else:
                 target[key] = value
+    # Any catalog file may contribute per-language entries (`[[go.sites]]`,
+    # `[[python.env_reads]]` in leases.toml, terminal_writes.toml, …): merged into the
+    # language's own lists so every lookup sees them.
+    for stem, content in list(data.items()):
+        if stem in ("go", "python") or not isinstance(content, dict):
+            continue
+        for lang in ("go", "python"):
+            for key, value in (content.get(lang) or {}).items():
+                if isinstance(value, list):
+                    data.setdefault(lang, {}).setdefault(key, []).extend(value)
     data["sites_by_lang"] = {lang: data.get(lang, {}).get("sites", []) for lang in ("go", "python")}
     return Catalog(data)  # builds SiteSpecs now: a bad user entry fails before any parse

@@ -606,6 +606,23 @@ class TimeoutGraph:
             return [target] if target else []
         return []
 
+    def http_handlers(self) -> set[str]:
+        """Go functions (closures included) whose parameters make them request handlers
+        (catalog `http.handlers.go_param_sets`)."""
+        key = ("_handlers",)
+        if key in self._memo:
+            return self._memo[key]
+        sets = [set(group) for group in self.catalog.file("http").get("handlers", {}).get("go_param_sets", [])]
+        found = set()
+        for sym, (fn, path) in self.functions.items():
+            if self.lang.get(path) != "go":
+                continue
+            types = {self.decls[p].type for p in fn.params if p in self.decls and self.decls[p].type}
+            if any(group <= types for group in sets):
+                found.add(sym)
+        self._memo[key] = found
+        return found
+
     def spec(self, site: SiteFact) -> SiteSpec | None:
         return self.catalog.site(site.api)
 
