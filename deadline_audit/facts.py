@@ -52,12 +52,12 @@ slices: `example.com/agent/internal/models.Client`, `net/http.Client`, `py:servi
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import Any
 
 Expr = dict[str, Any]
 
-FACTS_VERSION = 2  # bump when a shape below changes: it is part of the cache key
+FACTS_VERSION = 3  # bump when a shape below changes: it is part of the cache key
 
 
 @dataclass
@@ -208,8 +208,25 @@ class FileFacts:
     problems: list[InputProblem] = field(default_factory=list)
 
 
+def _compact(obj: Any) -> dict[str, Any]:
+    """A dataclass as a dict without the fields that hold their defaults (empty lists,
+    None, False): cached facts are read on every warm run, and most fields are empty."""
+    out: dict[str, Any] = {}
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        has_default = f.default is not MISSING or f.default_factory is not MISSING
+        if has_default and (value is None or value is False or value == [] or value == {}):
+            continue
+        if isinstance(value, Span):
+            value = [value.line, value.column, value.end_line, value.end_column]
+        elif isinstance(value, list) and value and is_dataclass(value[0]):
+            value = [_compact(item) for item in value]
+        out[f.name] = value
+    return out
+
+
 def to_json(facts: FileFacts) -> str:
-    return json.dumps(asdict(facts), separators=(",", ":"))
+    return json.dumps(_compact(facts), separators=(",", ":"))
 
 
 _LIST_TYPES = {
@@ -229,9 +246,10 @@ def from_json(text: str) -> FileFacts:
     data = json.loads(text)
     for name, cls in _LIST_TYPES.items():
         items = []
-        for item in data.get(name, []):
-            if "span" in item:
-                item["span"] = Span(**item["span"])
+        for item in data.get(name, ()):
+            span = item.get("span")
+            if span is not None:
+                item["span"] = Span(*span)
             items.append(cls(**item))
         data[name] = items
     return FileFacts(**data)

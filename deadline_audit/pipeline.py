@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -44,6 +45,18 @@ class ExtractJob:
 
 def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
           progress: bool = False) -> Build:
+    # Facts and the graph are long-lived and acyclic in practice: the cyclic collector
+    # would rescan them again and again while they grow (LIBRARIES.md), so it waits.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, progress: bool) -> Build:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     files, errors = discover(paths, config)
