@@ -418,7 +418,8 @@ class TimeoutGraph:
                             if fallback is None:
                                 fallback = {"v": self.value(expr, ctx, "default")}
                             named = {**named, "default_value": fallback["v"]}
-                        yield dep[0], named, dep[2], dep[3] or f"call {callee.rsplit('.', 1)[-1]}"
+                        via = f"call {callee.rsplit('.', 1)[-1]}"
+                        yield dep[0], named, dep[2], via if dep[3] in (None, "env_read") else dep[3]
         elif k in ("op", "conv", "or"):
             transform = expr.get("op") or expr.get("t") or "or"
             children = expr.get("args") or ([expr["x"]] if "x" in expr else [])

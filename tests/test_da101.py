@@ -56,14 +56,14 @@ def test_go_constant_in_another_package_client_built_by_helper():
     result = analyse("da101/go_const_pkg")
     assert da101(result) == [("DA101", "da101/go_const_pkg/gateway/http.go", 16)]
     f = result.findings[0]
-    assert "10 min <= the lease 10 min" in f.message
+    assert "10 min ≤ the lease 10 min" in f.message
     assert [rel(r.location) for r in f.related] == [("da101/go_const_pkg/worker/supervise.go", 38)]
 
 
 def test_go_context_timeout_inside_supervised_method_value():
     result = analyse("da101/go_ctx_inside")
     assert da101(result) == [("DA101", "da101/go_ctx_inside/sync/mirror.go", 16)]
-    assert "context.WithTimeout 120 s <= the lease 300 s" in result.findings[0].message
+    assert "context.WithTimeout 120 s ≤ the lease 300 s" in result.findings[0].message
 
 
 def test_go_unresolved_values_from_the_same_source():
@@ -92,7 +92,7 @@ def test_python_shapes():
     assert render.flow[0].node == "env:RENDER_LEASE_SECONDS"
     assert render.flow[0].default_seconds == 300.0
     crawl = by_line(result, "crawl/fetcher.py", 14)
-    assert "asyncio.wait_for 45 s <= the lease 60 s" in crawl.message
+    assert "asyncio.wait_for 45 s ≤ the lease 60 s" in crawl.message
 
 
 def test_python_correct_shapes_are_silent():
@@ -114,7 +114,7 @@ def test_temporal_start_to_close_not_longer_than_heartbeat():
         ("DA101", "da101/temporal/py/flows/backup.py", 13),
     ]
     go = by_line(result, "provision.go", 14)
-    assert "StartToCloseTimeout 10 min <= HeartbeatTimeout 10 min" in go.message
+    assert "StartToCloseTimeout 10 min ≤ HeartbeatTimeout 10 min" in go.message
     assert [rel(r.location) for r in go.related] == [("da101/temporal/go/workflows/provision.go", 15)]
     py = by_line(result, "backup.py", 13)
-    assert "StartToCloseTimeout 30 s <= HeartbeatTimeout 120 s" in py.message
+    assert "StartToCloseTimeout 30 s ≤ HeartbeatTimeout 120 s" in py.message

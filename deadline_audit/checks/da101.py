@@ -127,7 +127,7 @@ def _compare(graph: TimeoutGraph, site_id: str, lease: Lease) -> tuple[bool, str
         return False, "0 disables this deadline", None
     if t is not None and lval is not None:
         if t <= lval:
-            return True, f"{describe_seconds(t)} <= lease {describe_seconds(lval)}", common
+            return True, f"{describe_seconds(t)} ≤ lease {describe_seconds(lval)}", common
         return False, f"{describe_seconds(t)} > lease {describe_seconds(lval)}: a larger cap leaves room to renew", None
     if common is not None:
         return True, f"both come from {nodes[common].get('label', common)} unchanged", common
@@ -166,7 +166,7 @@ def _finding(graph: TimeoutGraph, shadow: Shadow) -> Finding:
     kind = _lease_kind(lease)
     what = node.get("label", "deadline")
     if t is not None and lval is not None:
-        head = f"{what} {describe_seconds(t)} <= the {kind}lease {describe_seconds(lval)}"
+        head = f"{what} {describe_seconds(t)} ≤ the {kind}lease {describe_seconds(lval)}"
     else:
         head = f"{what} and the {kind}lease come from the same value"
     defaults = _default_clause(graph, shadow.site, lease.id)
@@ -235,7 +235,7 @@ def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
             continue
         yield Finding(
             rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY,
-            message=(f"StartToCloseTimeout {describe_seconds(t)} <= HeartbeatTimeout {describe_seconds(h)}: "
+            message=(f"StartToCloseTimeout {describe_seconds(t)} ≤ HeartbeatTimeout {describe_seconds(h)}: "
                      "the activity is killed before a missed heartbeat can ever be detected."),
             location=location_of(graph, stc.id),
             related=[Related(f"heartbeat timeout set here ({describe_seconds(h)})", location_of(graph, hb.id))],
