@@ -242,6 +242,16 @@ def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache |
             done = pool.map(extract_one, [planned[i] for i in todo], [catalog] * len(todo), chunksize=16)
             for i, facts in zip(todo, done):
                 results[i] = facts
+    elif progress and len(todo) > 200:
+        # a large tree on a terminal: show where extraction is (stderr, never stdout)
+        from rich.console import Console
+        from rich.progress import Progress
+
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("extracting facts", total=len(todo))
+            for i in todo:
+                results[i] = extract_one(planned[i], catalog)
+                bar.advance(task)
     else:
         for i in todo:
             results[i] = extract_one(planned[i], catalog)
