@@ -1,0 +1,120 @@
+"""Marker pass: goroutines and what they join, loops that stop with a context (DA202).
+
+Writes (positions 1-based, code points):
+- `CallFact.extra["joined"]` on the call of a `go` statement: how the enclosing function
+  waits for it before returning — `"Wait"` (a `WaitGroup`/`errgroup` `Wait()` after the
+  statement) or `"receive"` (a channel receive after it, other than `<-x.Done()` and
+  `<-time.After(...)`). Nested func literals do not count: they are other functions.
+- `FunctionFact.markers` `{"m": "stops_with_ctx", "ctx": "<expr>", "line", "col"}`: the
+  function loops (`for`) on a `select` with a `case <-<expr>.Done():`, i.e. it exists to
+  stop when that context ends.
+
+Tree-sitter Queries find the candidates (matching runs in C); only they are walked.
+Method names for joins are catalog data (`terminal_writes.toml`, `[go] join_methods`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from tree_sitter import Query, QueryCursor
+
+from deadline_audit.catalog import Catalog
+from deadline_audit.extract.go import GO
+from deadline_audit.extract.go_text import Positions
+from deadline_audit.facts import FileFacts, FunctionFact
+
+_FUNCTIONS = ("function_declaration", "method_declaration", "func_literal")
+
+
+@cache
+def _query(join_methods: tuple[str, ...]) -> Query:
+    names = " ".join(f'"{n}"' for n in join_methods) or '"Wait"'
+    return Query(GO, f"""
+        (go_statement (call_expression) @go)
+        (unary_expression operator: "<-" operand: (_) @operand) @recv
+        ((call_expression function: (selector_expression field: (field_identifier) @jm)) @join
+         (#any-of? @jm {names}))
+    """)
+
+
+def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
+    if b"go " not in source and b"<-" not in source:
+        return
+    joins = tuple(catalog.file("terminal_writes").get("go", {}).get("join_methods", ("Wait",)))
+    caps = QueryCursor(_query(joins)).captures(tree.root_node)
+    pos = Positions(source)
+    calls = {(c.span.line, c.span.column): c for c in facts.calls if c.in_go}
+    functions = {(f.span.line, f.span.column): f for f in facts.functions}
+    by_line: dict[int, list[FunctionFact]] = {}
+    for f in facts.functions:
+        by_line.setdefault(f.span.line, []).append(f)
+
+    waits: list[tuple[Any, str]] = []  # (node, how) of joins, in any function
+    for node in caps.get("join", ()):
+        waits.append((node, "Wait"))
+    for node in caps.get("recv", ()):
+        operand = node.child_by_field_name("operand")
+        if operand is not None and _is_done_or_timer(operand, source):
+            if operand.type == "call_expression" and _selector_field(operand, source) == "Done":
+                _mark_stop(node, operand, source, pos, functions, by_line)
+            continue
+        waits.append((node, "receive"))
+
+    for call_node in caps.get("go", ()):
+        fact = calls.get(tuple(pos.at(call_node)))
+        if fact is None:
+            continue
+        stmt = call_node.parent
+        owner = _function_of(stmt)
+        for wait, how in waits:
+            if wait.start_byte > stmt.end_byte and _function_of(wait) == owner:
+                fact.extra["joined"] = how
+                break
+
+
+def _function_of(node: Any) -> Any:
+    node = node.parent
+    while node is not None and node.type not in _FUNCTIONS:
+        node = node.parent
+    return node.id if node is not None else None
+
+
+def _selector_field(call: Any, source: bytes) -> str | None:
+    fn = call.child_by_field_name("function")
+    if fn is None or fn.type != "selector_expression":
+        return None
+    field = fn.child_by_field_name("field")
+    return source[field.start_byte:field.end_byte].decode() if field is not None else None
+
+
+def _is_done_or_timer(operand: Any, source: bytes) -> bool:
+    """`<-x.Done()`, `<-time.After(d)`, `<-time.Tick(d)`, `<-ticker.C`: not a join."""
+    if operand.type == "call_expression":
+        return _selector_field(operand, source) in ("Done", "After", "Tick")
+    if operand.type == "selector_expression":
+        field = operand.child_by_field_name("field")
+        return field is not None and source[field.start_byte:field.end_byte] == b"C"
+    return False
+
+
+def _mark_stop(recv: Any, operand: Any, source: bytes, pos: Positions,
+               functions: dict[tuple[int, int], FunctionFact], by_line: dict[int, list[FunctionFact]]) -> None:
+    """`for { select { case <-ctx.Done(): … } }`: mark the function holding the loop."""
+    node, seen_select, seen_for = recv.parent, False, False
+    while node is not None and node.type not in _FUNCTIONS:
+        seen_select = seen_select or node.type == "select_statement"
+        seen_for = seen_for or (seen_select and node.type == "for_statement")
+        node = node.parent
+    if node is None or not seen_for:
+        return
+    at = tuple(pos.at(node))
+    fact = functions.get(at) or next(iter(by_line.get(at[0], ())), None)
+    if fact is None:
+        return
+    x = operand.child_by_field_name("function").child_by_field_name("operand")
+    line, col = pos.at(recv)
+    fact.markers.append({"m": "stops_with_ctx", "ctx": source[x.start_byte:x.end_byte].decode("utf-8", "replace"),
+                         "line": line, "col": col})
+
