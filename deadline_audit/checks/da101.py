@@ -9,6 +9,7 @@ T == L. Temporal: StartToCloseTimeout <= HeartbeatTimeout in one options literal
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -44,20 +45,28 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 
 
 def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verdict]]]:
+    """Each lease against the hard deadlines on its supervised path. Sites are indexed by
+    the function they sit in and by the symbols that carry their client, so each lease
+    looks only at its candidates (no lease × site product)."""
     shadows: dict[str, Shadow] = {}
     verdicts: dict[str, list[Verdict]] = {}
-    hard = [(s, p) for s, p in graph.sites if _is_hard(graph, s)]
+    by_function: dict[str | None, list] = defaultdict(list)
+    by_carrier: dict[str, list] = defaultdict(list)
+    for site, path in graph.sites:
+        if _is_hard(graph, site):
+            by_function[site.function].append((site, path))
+            for holder in graph.carriers(site, path):
+                by_carrier[holder].append((site, path))
     for lease in graph.leases():
         supervised = graph.reachable(lease.operations)
-        used: set[str] = set()
+        candidates: dict[str, tuple] = {}
         for fn in supervised:
-            used |= graph.used_symbols(fn)
-        for site, path in hard:
-            how = _governs(graph, site, path, supervised, used)
-            if how is None:
-                verdicts.setdefault(site.id, []).append(
-                    Verdict(lease.id, False, "not on the supervised path of this lease"))
-                continue
+            for site, path in by_function.get(fn, ()):
+                candidates.setdefault(site.id, (site, path, "inside the supervised operation"))
+            for holder in graph.used_symbols(fn):
+                for site, path in by_carrier.get(holder, ()):
+                    candidates.setdefault(site.id, (site, path, "on the client the supervised operation uses"))
+        for site, path, how in candidates.values():
             if site.role == "read_timeout" and _streamed(graph, site, path, supervised):
                 verdicts.setdefault(site.id, []).append(
                     Verdict(lease.id, False, "a per-read timeout on a streamed call is an idle timeout"))
@@ -109,14 +118,6 @@ def _receiver_chain(callee: dict) -> list[dict]:
 def _truthy(expr: dict) -> bool:
     text = expr.get("text") or expr.get("sym") or expr.get("v")
     return str(text).rsplit(".", 1)[-1] not in ("False", "None", "0", "", "false")
-
-
-def _governs(graph: TimeoutGraph, site, path: str, supervised: set[str], used: set[str]) -> str | None:
-    if site.function in supervised:
-        return "inside the supervised operation"
-    if graph.carriers(site, path) & used:
-        return "on the client the supervised operation uses"
-    return None
 
 
 def _compare(graph: TimeoutGraph, site_id: str, lease: Lease) -> tuple[bool, str, str | None]:
@@ -247,8 +248,11 @@ def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
 def explain(graph: TimeoutGraph, site_id: str) -> list[str]:
     """For `why`: each lease considered for this hard deadline, and the verdict."""
     _, verdicts = analyse(graph)
+    considered = {v.lease for v in verdicts.get(site_id, [])}
+    off_path = [Verdict(lease.id, False, "not on the supervised path of this lease")
+                for lease in graph.leases() if lease.id not in considered]
     lines = []
-    for v in verdicts.get(site_id, []):
+    for v in verdicts.get(site_id, []) + off_path:
         node = graph.g.nodes[v.lease]
         where = f"{node.get('path')}:{node.get('line')}"
         lines.append(f"DA101 {'fires' if v.fired else 'does not fire'}: lease at {where}: {v.reason}")
