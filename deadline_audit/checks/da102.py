@@ -1,0 +1,93 @@
+"""DA102 deadline-covers-stream: a total deadline that also covers a streamed body.
+
+Three shapes, each linked through the graph or not reported at all:
+- Go `http.Server.WriteTimeout > 0` whose handlers (resolved through the mux, or every
+  handler of the module when it has exactly one server) stream without lifting the
+  deadline with `ResponseController.SetWriteDeadline`;
+- a client-wide total deadline (Go `http.Client.Timeout`, aiohttp `ClientTimeout(total=)`)
+  on a client whose response is read as a stream;
+- a context deadline (`context.WithTimeout`, `asyncio.timeout`, …) whose scope holds a
+  streamed read (Go: the same function; Python: the `with` body).
+Stream facts come from the marker passes extract/go_marks_http.py and py_marks_streams.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deadline_audit.checks import da102_links as links
+from deadline_audit.checks.evidence import describe_seconds, flow_steps, location_of
+from deadline_audit.findings import Finding, Location, Related
+from deadline_audit.graph import TimeoutGraph
+
+RULE_ID, RULE_NAME, SEVERITY = "DA102", "deadline-covers-stream", "warning"
+
+_SERVER = "go:net/http.Server.WriteTimeout"
+_CLIENTS = ("go:net/http.Client.Timeout", "py:aiohttp.ClientTimeout.total")
+_CONTEXTS = ("go:context.WithTimeout", "py:asyncio.timeout", "py:anyio.fail_after", "py:asyncio.wait_for")
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    for site, path in graph.sites:
+        if site.api not in (_SERVER, *_CLIENTS, *_CONTEXTS) or not _positive(graph, site):
+            continue
+        if site.api == _SERVER:
+            streams = links.streaming_handlers(graph, site, path)
+            what = "streaming handler"
+        elif site.api in _CLIENTS:
+            streams = links.streamed_client_reads(graph, site, path)
+            what = "streamed response"
+        else:
+            streams = links.streamed_reads_in_scope(graph, site, path)
+            what = "streamed read"
+        if streams:
+            yield _finding(graph, site.id, streams, what)
+
+
+def _positive(graph: TimeoutGraph, site) -> bool:
+    """Zero and None mean "no deadline" (for a context, 0 is already expired: not a
+    stream cut). An unresolved value is still a deadline that some stream outlives."""
+    if site.value is None or site.value.get("k") == "none":
+        return False
+    attrs = graph.g.nodes[site.id]
+    eff, dflt = attrs.get("effective_seconds"), attrs.get("default_seconds")
+    value = eff if eff is not None else dflt
+    return value is None or value > 0
+
+
+def _finding(graph: TimeoutGraph, site: str, streams: list[links.Stream], what: str) -> Finding:
+    attrs = graph.g.nodes[site]
+    label = attrs.get("label", "deadline")
+    eff, dflt = attrs.get("effective_seconds"), attrs.get("default_seconds")
+    value = describe_seconds(eff) if eff is not None else "(value unresolved)"
+    default = f" (compiled default {describe_seconds(dflt)})" if dflt is not None and dflt != eff else ""
+    first = streams[0]
+    head = f"{label} {value}{default} also covers the {what} {first.name}"
+    more = f" and {len(streams) - 1} more" if len(streams) > 1 else ""
+    message = f"{head}{more}: every stream longer than that is cut mid-body."
+    source = _first_source(graph, site)
+    return Finding(
+        rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY, message=message,
+        location=location_of(graph, site),
+        related=[Related(s.note, Location(s.path, s.line, s.col)) for s in streams],
+        flow=flow_steps(graph, source, site) if source else [],
+        fix=_fix(attrs.get("api", "")),
+    )
+
+
+def _first_source(graph: TimeoutGraph, site: str) -> str | None:
+    sources = sorted(graph.sources(site))
+    env = [s for s in sources if s.startswith("env:")]
+    return (env or sources or [None])[0]
+
+
+def _fix(api: str) -> str:
+    if api == _SERVER:
+        return ("lift the deadline in the streaming handler: rc := http.NewResponseController(w); "
+                "rc.SetWriteDeadline(time.Time{}) (or re-arm it per event), and keep WriteTimeout for short handlers.")
+    if api == "go:net/http.Client.Timeout":
+        return ("use a client without Timeout for streams: bound connect/TLS/ResponseHeaderTimeout on the "
+                "Transport and cancel the stream by an idle timer or the caller's context.")
+    if api.startswith("py:aiohttp"):
+        return "use ClientTimeout(total=None, sock_connect=…, sock_read=…) for streamed responses: an idle bound, not a total."
+    return "bound the stream by idleness (a per-read timeout reset on each chunk), not by one total deadline around it."

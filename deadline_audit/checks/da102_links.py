@@ -1,0 +1,244 @@
+"""DA102 links: from a deadline site to the streams it covers (graph queries only).
+
+Server → handlers: the `http.Server` literal the WriteTimeout belongs to gives its
+`Handler`; a mux gives the handlers registered on it (`route` markers); calls are looked
+through (a router built by a function, a handler returned by a factory, a middleware
+wrapping the mux). Unresolved → the one-server-per-module fallback (SPEC §4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deadline_audit.facts import Expr, SiteFact
+from deadline_audit.graph import Ctx, TimeoutGraph
+
+_SERVER_TYPE = "net/http.Server"
+
+
+@dataclass
+class Stream:
+    name: str  # the handler / call that streams, short
+    note: str  # related-location message
+    path: str
+    line: int
+    col: int
+
+
+# -- server write deadline -------------------------------------------------------------
+
+def streaming_handlers(graph: TimeoutGraph, site: SiteFact, path: str) -> list[Stream]:
+    handlers = served_handlers(graph, site, path)
+    if handlers is None:
+        module = _module_of(graph, path)
+        if _servers(graph).get(module, 0) != 1:
+            return []  # several servers and no resolvable mux: no link, no finding
+        handlers = {h for h in graph.http_handlers() if _module_of(graph, graph.functions[h][1]) == module}
+    found = []
+    for handler in sorted(handlers):
+        reach = graph.reachable([handler])
+        marks = [(m, graph.functions[f][1]) for f in sorted(reach) for m in graph.functions[f][0].markers]
+        writes = [(m, p) for m, p in marks if m.get("m") == "stream_write"]
+        if writes and not any(m.get("m") == "write_deadline_lift" for m, _ in marks):
+            m, p = writes[0]
+            name = _short(handler)
+            found.append(Stream(name, f"{name} streams here ({m.get('how')}) without lifting the write deadline",
+                                p, m["line"], m["col"]))
+    return found
+
+
+def served_handlers(graph: TimeoutGraph, site: SiteFact, path: str) -> set[str] | None:
+    literal = _server_literal(graph, site, path)
+    if literal is None:
+        return None
+    handler = literal.get("fields", {}).get("Handler")
+    if handler is None or handler.get("k") == "none":
+        handler = {"k": "ref", "sym": f"sym:go:{_default_mux(graph)}"}
+    return handlers_of(graph, handler, Ctx(path), 0)
+
+
+def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) -> set[str] | None:
+    """Handler functions an expression stands for; None when it cannot be resolved."""
+    if not expr or depth > 8:
+        return None
+    k = expr.get("k")
+    if k in ("ref", "field", "fnref", "method"):
+        target = graph.resolve_callee(expr if k != "field" else {**expr, "k": "method"}, ctx)
+        if target is not None:
+            return {target}
+        sym = graph.resolve_sym(expr, ctx) if k in ("ref", "field") else None
+        if sym is None:
+            return None
+        if sym == f"sym:go:{_default_mux(graph)}":
+            sym = f"{sym}@{_module_of(graph, ctx.path)}"
+        routes = _routes(graph).get(sym)
+        if routes:
+            return _union(handlers_of(graph, h, Ctx(p), depth + 1) for h, p in routes)
+        binds = graph.bindings.get(sym, ())[:4]
+        return _union(handlers_of(graph, b.expr, Ctx(p), depth + 1) for b, p in binds) if binds else None
+    if k == "call":
+        callee = expr.get("fn") or {}
+        target = graph.resolve_callee(callee, ctx)
+        parts = [handlers_of(graph, a, ctx, depth + 1) for a in expr.get("args", ())]
+        if target is not None:  # a router builder, a handler factory, a middleware
+            fn, fpath = graph.functions[target]
+            inner = Ctx(fpath, graph.call_subst(fn, expr, ctx), None, target)
+            parts += [handlers_of(graph, r, inner, depth + 1) for r in fn.returns]
+        elif not _is_wrapper(graph, callee):
+            return None
+        return _union(parts)
+    return None
+
+
+def _union(parts) -> set[str] | None:
+    found, resolved = set(), False
+    for part in parts:
+        if part is not None:
+            resolved = True
+            found |= part
+    return found if resolved else None
+
+
+def _is_wrapper(graph: TimeoutGraph, callee: Expr) -> bool:
+    wrappers = graph.catalog.file("streams").get("go", {}).get("handler_wrappers", ())
+    name = callee.get("name") or callee.get("sym", "").removeprefix("sym:go:")
+    return name in wrappers
+
+
+def _server_literal(graph: TimeoutGraph, site: SiteFact, path: str) -> Expr | None:
+    """The `http.Server{…}` literal whose WriteTimeout this site is."""
+    ctx = Ctx(path)
+    candidates = []
+    holder = graph.resolve_sym(site.stored_in, ctx)
+    if holder:
+        candidates += [b.expr for b, _ in graph.bindings.get(holder, ())]
+    if site.function in graph.functions:
+        candidates += graph.functions[site.function][0].returns
+    for expr in candidates:
+        if expr.get("k") == "obj" and expr.get("type") == _SERVER_TYPE and \
+                expr.get("fields", {}).get("WriteTimeout") == site.value:
+            return expr
+    return None
+
+
+def _routes(graph: TimeoutGraph) -> dict[str, list[tuple[Expr, str]]]:
+    """mux symbol → [(handler expr, path)], built once from the `route` markers."""
+    key = ("_da102_routes",)
+    if key not in graph._memo:
+        routes: dict[str, list[tuple[Expr, str]]] = {}
+        default = f"sym:go:{_default_mux(graph)}"
+        for fn, path in graph.functions.values():
+            for m in fn.markers:
+                if m.get("m") == "route":
+                    mux = graph.resolve_sym(m["mux"], Ctx(path))
+                    if mux == default:
+                        mux = f"{mux}@{_module_of(graph, path)}"
+                    if mux:
+                        routes.setdefault(mux, []).append((m["handler"], path))
+        graph._memo[key] = routes
+    return graph._memo[key]
+
+
+def _servers(graph: TimeoutGraph) -> dict[str, int]:
+    """Go module → how many `http.Server{…}` literals are written in it."""
+    key = ("_da102_servers",)
+    if key not in graph._memo:
+        literals: dict[str, set[str]] = {}
+        exprs = [(b.expr, p) for binds in graph.bindings.values() for b, p in binds]
+        exprs += [(r, p) for fn, p in graph.functions.values() for r in fn.returns]
+        for expr, path in exprs:
+            if expr.get("k") == "obj" and expr.get("type") == _SERVER_TYPE:
+                literals.setdefault(_module_of(graph, path), set()).add(f"{path}:{_literal_key(expr)}")
+        graph._memo[key] = {module: len(found) for module, found in literals.items()}
+    return graph._memo[key]
+
+
+def _literal_key(expr: Expr) -> str:
+    """Literals carry no position; the positions of their field values tell them apart."""
+    ats = sorted(tuple(v.get("at", ())) for v in expr.get("fields", {}).values() if isinstance(v, dict))
+    return str(ats[0]) if ats else "empty"
+
+
+def _module_of(graph: TimeoutGraph, path: str) -> str:
+    facts = graph.files.get(path)
+    ip = facts.module if facts and facts.module else ""
+    return max((m for m in graph.go_versions if ip == m or ip.startswith(m + "/")), key=len, default="")
+
+
+def _default_mux(graph: TimeoutGraph) -> str:
+    return graph.catalog.file("streams").get("go", {}).get("default_mux", "net/http.DefaultServeMux")
+
+
+def _short(sym: str) -> str:
+    body = sym.split(":", 2)[-1]
+    return body.rsplit("/", 1)[-1]
+
+
+# -- client-wide total deadlines -----------------------------------------------------
+
+def streamed_client_reads(graph: TimeoutGraph, site: SiteFact, path: str) -> list[Stream]:
+    carriers = graph.carriers(site, path)
+    if site.api.startswith("py:"):
+        carriers |= _sessions_configured_by(graph, site, path, carriers)
+    if not carriers:
+        return []
+    found = []
+    for fn_sym, fn_path, mark in _stream_reads(graph):
+        client = mark.get("client")
+        if client is not None and graph.resolve_sym(client, Ctx(fn_path)) in carriers:
+            found.append(Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
+                                fn_path, mark["line"], mark["col"]))
+    return found
+
+
+def _sessions_configured_by(graph: TimeoutGraph, site: SiteFact, path: str, carriers: set[str]) -> set[str]:
+    """aiohttp: the sessions (and per-request timeouts) whose `timeout=` is this ClientTimeout."""
+    found: set[str] = set()
+    for other, other_path in graph.sites:
+        if other.api != "py:aiohttp.ClientSession.timeout" or other.value is None:
+            continue
+        value = other.value
+        inline = value.get("k") == "call" and (value.get("kw") or {}).get("total") == site.value and other_path == path
+        if inline or graph.resolve_sym(value, Ctx(other_path)) in carriers:
+            found |= graph.carriers(other, other_path)
+    return found
+
+
+def _stream_reads(graph: TimeoutGraph) -> list[tuple[str, str, dict]]:
+    """Every `stream_read` marker: (function, path, marker); Python calls marked by the
+    stream pass count too (their client is the callee's receiver)."""
+    key = ("_da102_reads",)
+    if key not in graph._memo:
+        reads = []
+        for sym, (fn, path) in graph.functions.items():
+            reads += [(sym, path, m) for m in fn.markers if m.get("m") == "stream_read"]
+        for caller, calls in graph.calls_in.items():
+            for call, path in calls:
+                mark = call.extra.get("stream_read")
+                if mark and caller:
+                    reads.append((caller, path, {**mark, "client": call.callee.get("x")}))
+        graph._memo[key] = reads
+    return graph._memo[key]
+
+
+# -- context deadlines -----------------------------------------------------------------
+
+def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> list[Stream]:
+    covered = site.extra.get("covers_stream")
+    if covered:  # Python: the marker pass saw the stream inside the deadline's scope
+        return [Stream(covered["how"], f"streamed inside this deadline's scope ({covered['how']})",
+                       path, covered["line"], covered["col"])]
+    if not site.api.startswith("go:") or site.function is None:
+        return []
+    found = []
+    for fn_sym, fn_path, mark in _stream_reads(graph):
+        if fn_sym == site.function:
+            found.append(Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
+                                fn_path, mark["line"], mark["col"]))
+    methods = set(graph.catalog.table("go", "streaming").get("methods", ()))
+    for call, call_path in graph.calls_in.get(site.function, ()):
+        name = call.callee.get("name")
+        if call.callee.get("k") == "method" and name in methods:
+            found.append(Stream(name, f"a streamed call ({name}) in the same function", call_path,
+                                call.span.line, call.span.column))
+    return found

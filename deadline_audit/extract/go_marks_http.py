@@ -1,0 +1,148 @@
+"""DA102 marks on Go files: which functions stream a response, lift the write deadline,
+register handlers on a mux, or read a response body as a stream.
+
+Markers added to `FunctionFact.markers` (positions 1-based, code points):
+- `{"m": "stream_write", "how", "line", "col"}`: the function streams its response (a
+  streaming content type, an `http.Flusher` assertion, a ResponseController flush);
+- `{"m": "write_deadline_lift", "line", "col"}`: it calls `SetWriteDeadline`;
+- `{"m": "route", "mux": Expr, "handler": Expr, "line", "col"}`: `mux.HandleFunc(p, h)`,
+  `mux.Handle(p, h)`; on `net/http` itself the mux is `ref net/http.DefaultServeMux`;
+- `{"m": "stream_read", "how", "line", "col", "client": Expr | None, "producer": Expr | None}`:
+  a response body read as a stream; `client` is the receiver of the `Do`/`Get`/`Post`
+  that produced the response in the same function, else `producer` is that call.
+Names and strings come from `rules/catalog/streams.toml` (`[go]`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from tree_sitter import Query, QueryCursor
+
+from deadline_audit.catalog import Catalog
+from deadline_audit.extract.go import GO
+from deadline_audit.extract.go_marks_common import GoMarkContext
+from deadline_audit.extract.go_text import unquote
+from deadline_audit.facts import FileFacts
+
+_PREFILTER = (b"Flush", b"event-stream", b"Handle", b"SetWriteDeadline", b".Body")
+
+
+@cache
+def _queries(names: tuple[str, ...]) -> tuple[Query, Query]:
+    any_of = " ".join(f'"{n}"' for n in names)
+    calls = Query(GO, f"""
+        ((call_expression
+           function: (selector_expression operand: (_) @recv field: (field_identifier) @meth)
+           arguments: (argument_list) @args) @call
+         (#any-of? @meth {any_of}))
+    """)
+    other = Query(GO, """
+        (type_assertion_expression type: (_) @atype) @assert
+        (interpreted_string_literal) @str
+        (short_var_declaration left: (expression_list . (identifier) @lhs)
+                               right: (expression_list . (call_expression) @rhs))
+        (assignment_statement left: (expression_list . (identifier) @lhs)
+                              right: (expression_list . (call_expression) @rhs))
+    """)
+    return calls, other
+
+
+def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
+    if not any(word in source for word in _PREFILTER):
+        return
+    spec = catalog.file("streams").get("go", {})
+    names = tuple(sorted({*spec.get("route_methods", ()), *spec.get("flush_methods", ()),
+                          *spec.get("lift_methods", ()), *spec.get("response_controller_funcs", ()),
+                          *spec.get("body_readers", ()), *spec.get("body_read_methods", ()),
+                          *spec.get("body_copy_funcs", ())}))
+    calls_q, other_q = _queries(names)
+    ctx = GoMarkContext(tree.root_node, source, facts)
+    per_fn: dict[str, dict[str, Any]] = {}
+
+    def state(fn) -> dict[str, Any]:
+        return per_fn.setdefault(fn.sym, {"fn": fn, "flush": None, "rc": False, "reads": []})
+
+    producers: dict[tuple[str, str], Any] = {}
+    for _, caps in QueryCursor(other_q).matches(tree.root_node):
+        if "assert" in caps:
+            node = caps["assert"][0]
+            if ctx.text(caps["atype"][0]) in spec.get("flusher_types", ()):
+                _stream_write(ctx, node, "http.Flusher")
+        elif "str" in caps:
+            node = caps["str"][0]
+            if b"stream" in source[node.start_byte:node.end_byte] and \
+                    unquote(ctx.text(node)) in spec.get("stream_content_types", ()):
+                _stream_write(ctx, node, unquote(ctx.text(node)))
+        elif "lhs" in caps:
+            fn = ctx.function_at(caps["lhs"][0])
+            if fn is not None:
+                producers[(fn.sym, ctx.text(caps["lhs"][0]))] = caps["rhs"][0]
+
+    for _, caps in QueryCursor(calls_q).matches(tree.root_node):
+        call, recv, meth = caps["call"][0], caps["recv"][0], ctx.text(caps["meth"][0])
+        fn = ctx.function_at(call)
+        if fn is None:
+            continue
+        args = [a for a in caps["args"][0].named_children if a.type != "comment"]
+        line, col = ctx.at(call)
+        recv_text = ctx.text(recv)
+        if meth in spec.get("route_methods", ()) and len(args) == 2:
+            mux = ({"k": "ref", "sym": f"sym:go:{spec.get('default_mux', 'net/http.DefaultServeMux')}"}
+                   if ctx.imports.get(recv_text) == "net/http" else ctx.expr(recv, fn))
+            fn.markers.append({"m": "route", "mux": mux, "handler": ctx.expr(args[1], fn), "line": line, "col": col})
+        elif meth in spec.get("lift_methods", ()):
+            fn.markers.append({"m": "write_deadline_lift", "line": line, "col": col})
+        elif meth in spec.get("flush_methods", ()):
+            state(fn)["flush"] = state(fn)["flush"] or call
+        elif meth in spec.get("response_controller_funcs", ()) and ctx.imports.get(recv_text) == "net/http":
+            state(fn)["rc"] = True
+        elif meth in spec.get("body_readers", ()) and args and _is_body(ctx, args[0]):
+            state(fn)["reads"].append((call, args[0].child_by_field_name("operand"), f"{recv_text}.{meth} over the body"))
+        elif meth in spec.get("body_read_methods", ()) and _is_body(ctx, recv) and _in_loop(call, fn, ctx):
+            state(fn)["reads"].append((call, recv.child_by_field_name("operand"), "the body read in a loop"))
+        elif meth in spec.get("body_copy_funcs", ()) and len(args) >= 2 and _is_body(ctx, args[-1]):
+            state(fn)["reads"].append((call, args[-1].child_by_field_name("operand"), "the body copied to a flushed writer"))
+
+    for st in per_fn.values():
+        fn = st["fn"]
+        if st["flush"] is not None and st["rc"]:
+            line, col = ctx.at(st["flush"])
+            fn.markers.append({"m": "stream_write", "how": "ResponseController.Flush", "line": line, "col": col})
+        streams_out = any(m.get("m") == "stream_write" for m in fn.markers) or st["flush"] is not None
+        for call, resp, how in st["reads"]:
+            if how.startswith("the body copied") and not streams_out:
+                continue  # a one-shot copy (a download) is not a stream of events
+            line, col = ctx.at(call)
+            marker = {"m": "stream_read", "how": how, "line": line, "col": col, "client": None, "producer": None}
+            producer = producers.get((fn.sym, ctx.text(resp))) if resp is not None and resp.type == "identifier" else None
+            if producer is not None:
+                pfn = producer.child_by_field_name("function")
+                if pfn.type == "selector_expression" and \
+                        ctx.text(pfn.child_by_field_name("field")) in spec.get("client_methods", ()):
+                    marker["client"] = ctx.expr(pfn.child_by_field_name("operand"), fn)
+                else:
+                    marker["producer"] = ctx.expr(producer, fn)
+            fn.markers.append(marker)
+
+
+def _stream_write(ctx: GoMarkContext, node: Any, how: str) -> None:
+    fn = ctx.function_at(node)
+    if fn is not None and not any(m.get("m") == "stream_write" for m in fn.markers):
+        line, col = ctx.at(node)
+        fn.markers.append({"m": "stream_write", "how": how, "line": line, "col": col})
+
+
+def _is_body(ctx: GoMarkContext, node: Any) -> bool:
+    return node.type == "selector_expression" and ctx.text(node.child_by_field_name("field")) == "Body"
+
+
+def _in_loop(node: Any, fn, ctx: GoMarkContext) -> bool:
+    """A `for` between the node and its function (ancestor walk: a few parents)."""
+    parent = node.parent
+    while parent is not None and parent.type not in ("function_declaration", "method_declaration", "func_literal"):
+        if parent.type == "for_statement":
+            return True
+        parent = parent.parent
+    return False
