@@ -258,3 +258,15 @@ def test_config_facts_round_trip_json():
         extract_json("a.json", SERVICE_JSON),
     ):
         assert from_json(to_json(facts)) == facts
+
+
+def test_json_with_comments_is_read_as_jsonc():
+    text = '{\n  // launch settings\n  "version": "0.2.0",\n  /* block */ "timeout": 30\n}\n'
+    facts = extract_json(".vscode/launch.json", text)
+    assert facts.problems == []
+    assert [(v.key, v.raw, v.span.line) for v in facts.config_values] == [("version", "0.2.0", 3), ("timeout", "30", 4)]
+
+
+def test_json_without_comments_still_reports_errors():
+    facts = extract_json("bad.json", '{\n  "version": \n}\n')
+    assert [(p.line, p.column) for p in facts.problems] == [(3, 1)]

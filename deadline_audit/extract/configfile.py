@@ -292,6 +292,16 @@ def _json_walk(node: Node, path: tuple[str, ...], pos: _Positions, out: list[Con
         out.append(ConfigValue(".".join(path), raw, pos.span(node), kind == "number"))
 
 
+def _has_comment(root) -> bool:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            return True
+        stack.extend(node.children)
+    return False
+
+
 def extract_json(path: str, text: str) -> FileFacts:
     facts = FileFacts(path=path, kind="json", lines=count_lines(text))
     text = text.removeprefix("\ufeff")
@@ -304,8 +314,11 @@ def extract_json(path: str, text: str) -> FileFacts:
         facts.problems.append(_problem("JSON", "nesting too deep", None, None, tree, pos))
         return facts
     except json.JSONDecodeError as exc:
-        facts.problems.append(_problem("JSON", exc.msg, exc.lineno, exc.colno, tree, pos))
-        return facts
+        # JSON with comments (VS Code, devcontainer, tsconfig) is a dialect, not an error:
+        # tree-sitter-json reads comments, so a clean tree is taken as it is
+        if tree.root_node.has_error or not _has_comment(tree.root_node):
+            facts.problems.append(_problem("JSON", exc.msg, exc.lineno, exc.colno, tree, pos))
+            return facts
     try:
         for child in tree.root_node.named_children:
             _json_walk(child, (), pos, facts.config_values)
