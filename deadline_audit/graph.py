@@ -97,6 +97,7 @@ class TimeoutGraph:
         self.closures: dict[str, list[str]] = defaultdict(list)
         self.calls_in: dict[str | None, list[tuple[CallFact, str]]] = defaultdict(list)
         self.sites: list[tuple[SiteFact, str]] = []
+        self.sites_in: dict[str | None, list[SiteFact]] = defaultdict(list)  # by enclosing function
         self.env: dict[str, EnvVar] = {}
         self.config_values: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         self.go_versions: dict[str, str] = {}
@@ -121,6 +122,7 @@ class TimeoutGraph:
                 self.calls_in[c.function].append((c, f.path))
             for s in f.sites:
                 self.sites.append((s, f.path))
+                self.sites_in[s.function].append(s)
             for cv in f.config_values:
                 self.config_values[cv.key].append((f.path, cv))
             if f.kind == "gomod" and f.module:
@@ -767,8 +769,8 @@ def _closure_called_params(graph: TimeoutGraph, closure: str, outer: FunctionFac
 
 def _closure_timer_params(graph: TimeoutGraph, closure: str, outer: FunctionFact) -> set[int]:
     found = set()
-    for site, _ in graph.sites:
-        if site.function == closure and site.role in ("timer", "ticker", "sleep") and site.value:
+    for site in graph.sites_in.get(closure, ()):
+        if site.role in ("timer", "ticker", "sleep") and site.value:
             if site.value.get("k") == "ref" and site.value["sym"] in outer.params:
                 found.add(outer.params.index(site.value["sym"]))
     return found
