@@ -410,3 +410,15 @@ def test_non_ascii_columns_are_code_points(catalog):
         """)
     [site] = sites(facts)
     assert (site.span.line, site.span.column) == (3, 22)
+
+
+def test_conditional_on_the_value_itself_is_value_or_default():
+    from deadline_audit.catalog import load_catalog
+    from deadline_audit.extract.python import extract_python
+
+    src = b"import os\nraw = os.getenv('T')\nA = float(raw) if raw else 30.0\nB = 5 if raw else 50\n"
+    facts = extract_python("m.py", src, "m", load_catalog())
+    by_sym = {b.sym: b.expr for b in facts.bindings}
+    assert by_sym["sym:py:m.A"]["k"] == "or"
+    assert by_sym["sym:py:m.A"]["args"][1]["v"] == 30.0
+    assert by_sym["sym:py:m.B"]["k"] == "unknown"  # a run-time choice between two values

@@ -206,3 +206,98 @@ def test_why_prints_the_chain_and_the_rule_verdicts():
 
 def test_demo_graph_builds_without_input_errors():
     assert build("demo").errors == []
+
+
+def test_python_helper_constant_in_other_module_and_attribute_set_in_constructor(tmp_path):
+    root = write_tree(tmp_path, {
+        "app/__init__.py": "",
+        "app/defaults.py": "UPSTREAM_TIMEOUT = 45.0\n",
+        "app/settings.py": """
+            import os
+
+            from app.defaults import UPSTREAM_TIMEOUT
+
+
+            def seconds(name, default):
+                raw = os.environ.get(name)
+                return float(raw) if raw else default
+
+
+            TIMEOUT = seconds("UPSTREAM_TIMEOUT_S", UPSTREAM_TIMEOUT)
+        """,
+        "app/client.py": """
+            import httpx
+
+            from app import settings
+
+
+            class Upstream:
+                def __init__(self, timeout: float) -> None:
+                    self.timeout = timeout
+
+                async def fetch(self, url: str) -> bytes:
+                    async with httpx.AsyncClient() as client:
+                        resp = await client.get(url, timeout=self.timeout)
+                        return resp.content
+
+
+            UPSTREAM = Upstream(settings.TIMEOUT)
+        """,
+        ".env": "UPSTREAM_TIMEOUT_S=600\n",
+    })
+    graph = graph_of(root)
+    site = site_at(graph, "app/client.py", 12)
+    assert site["role"] == "read_timeout"
+    assert site["effective_seconds"] == 600.0  # the env layer wins
+    assert site["default_seconds"] == 45.0  # the constant in another module, through the helper
+
+
+def test_python_pydantic_settings_value_only_in_a_layer(tmp_path):
+    root = write_tree(tmp_path, {
+        "svc/__init__.py": "",
+        "svc/config.py": """
+            from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+            class Settings(BaseSettings):
+                model_config = SettingsConfigDict(env_prefix="SVC_")
+                job_deadline: float = 30
+
+
+            settings = Settings()
+        """,
+        "svc/jobs.py": """
+            import asyncio
+
+            from svc.config import settings
+
+
+            async def run(job):
+                async with asyncio.timeout(settings.job_deadline):
+                    await job()
+        """,
+        "deploy/.env": "SVC_JOB_DEADLINE=900\n",
+    })
+    site = site_at(graph_of(root), "svc/jobs.py", 7)
+    assert site["role"] == "context_deadline"
+    assert site["effective_seconds"] == 900.0
+    assert site["default_seconds"] == 30.0
+
+
+def test_python_unresolved_shapes_stay_unresolved(tmp_path):
+    root = write_tree(tmp_path, {
+        "w/__init__.py": "",
+        "w/work.py": """
+            import asyncio
+
+
+            async def run(job, options, fast: bool):
+                async with asyncio.timeout(options.deadline):
+                    await job()
+                limit = 5 if fast else 50
+                await asyncio.wait_for(job(), timeout=limit)
+        """,
+    })
+    graph = graph_of(root)
+    assert site_at(graph, "w/work.py", 5)["effective_seconds"] is None  # attribute of an unknown object
+    assert site_at(graph, "w/work.py", 8)["effective_seconds"] is None  # a value chosen at run time

@@ -288,9 +288,13 @@ class ExprMixin:
         return unknown("comparison")
 
     def _ifexp(self: Extractor, node: cst.IfExp) -> Expr:
-        self.expr(node.body)
-        self.expr(node.test)
-        self.expr(node.orelse)
+        body = self.expr(node.body)
+        test = self.expr(node.test)
+        orelse = self.expr(node.orelse)
+        # `float(raw) if raw else default`: the value when it is set, else the default —
+        # what `or` means. Any other test picks between values at run time: unknown.
+        if test.get("k") in ("ref", "field", "env") and _mentions(body, test):
+            return {"k": "or", "args": [body, orelse]}
         return unknown("conditional")
 
     def _await(self: Extractor, node: cst.Await) -> Expr:
@@ -594,3 +598,18 @@ HANDLERS: dict[type, Any] = {
     cst.StarredElement: ExprMixin._starred,
     cst.Yield: ExprMixin._yield,
 }
+
+
+def _mentions(expr: object, wanted: Expr) -> bool:
+    """Does `expr` contain `wanted` (positions ignored)?"""
+    key = {k: v for k, v in wanted.items() if k != "at"}
+    stack = [expr]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if {k: v for k, v in item.items() if k != "at"} == key:
+                return True
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
