@@ -17,6 +17,7 @@ Check = Callable[..., Iterable[Finding]]
 _BUILTIN = {
     "DA101": "da101",
     "DA102": "da102",
+    "DA103": "da103",
 }
 
 _extra: dict[str, Check] = {}

@@ -15,7 +15,7 @@ from importlib import import_module
 from deadline_audit.catalog import Catalog
 from deadline_audit.facts import FileFacts
 
-PASSES: tuple[str, ...] = ("py_marks_scopes", "py_marks_streams")  # module names under deadline_audit.extract
+PASSES: tuple[str, ...] = ("py_marks_scopes", "py_marks_streams", "py_marks_renewal")  # module names under deadline_audit.extract
 
 
 def run_marker_passes(tree: ast.Module, facts: FileFacts, catalog: Catalog) -> None:
