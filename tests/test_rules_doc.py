@@ -31,7 +31,7 @@ EXPECTED = {
 EXPECTED_OPTIONS = {
     "DA101": {"lease-functions": []},
     "DA103": {"warn-ratio": 0.5},
-    "DA201": {"asyncio-edge-cancellation": False},
+    "DA201": {"asyncio-level-cancellation": False},
     "DA501": {"patterns": None, "exempt": None},  # None: present, catalog-sized default
     "DA502": {"ratio": 10},
 }

@@ -16,6 +16,7 @@ Check = Callable[..., Iterable[Finding]]
 # rule id -> module under deadline_audit.checks that defines `check(graph, options)`
 _BUILTIN = {
     "DA101": "da101",
+    "DA201": "da201",
     "DA102": "da102",
     "DA103": "da103",
 }

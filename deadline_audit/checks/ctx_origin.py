@@ -1,0 +1,241 @@
+"""Go context derivation (SPEC §2 `ctx:` nodes, `derives` edges), shared by DA201/DA202.
+
+`ContextFlow.origin(expr, …)` follows a context value backwards — assignments (the last
+binding before the use), `context.With*`, struct fields, closures, parameters across calls
+and packages, functions that return a context — to its root:
+
+- `request`: cancelled by the client or the end of the response (`r.Context()`, gin/echo
+  request contexts, a gRPC handler's `ctx`; catalog `terminal_writes.go.request_contexts`);
+- `deadline`: a `context.WithTimeout/WithDeadline` whose parent never cancels (or is
+  unknown): it bounds whatever uses it, so the check asks whether it also bounds work;
+- `detached`: a detaching step is on the path (`context.WithoutCancel`, `Background`,
+  `TODO`, a value of a type whose `Done()` returns nil — found structurally);
+- `unknown`: anything else. Unknown means no link, and no link means no finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from typing import Any
+
+from deadline_audit.facts import Expr
+from deadline_audit.findings import Location
+from deadline_audit.graph import Ctx, TimeoutGraph, _walk
+
+_MAX_DEPTH = 24
+
+
+@dataclass(frozen=True)
+class Step:
+    """One derivation step, root first: what happened to the context and where."""
+
+    label: str
+    location: Location | None
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str  # request | deadline | detached | unknown
+    root: str = ""  # "r.Context()", "context.WithTimeout", …
+    steps: tuple[Step, ...] = ()  # root first
+    deadlines: tuple[str, ...] = ()  # site ids of context deadlines on the path, root first
+    bound_sym: str | None = None  # deadline roots: the variable holding the deadline context
+    bound_in: str | None = None  # …and the function that created it
+    via: tuple[tuple[str, int, int], ...] = ()  # calls whose argument carried the context
+
+    def then(self, label: str, location: Location | None) -> "Origin":
+        return replace(self, steps=self.steps + (Step(label, location),))
+
+
+UNKNOWN = Origin("unknown")
+_RANK = {"request": 3, "deadline": 2, "detached": 1, "unknown": 0}
+
+
+@dataclass
+class _Use:
+    path: str
+    fn: str | None  # function where the expression is evaluated
+    line: int  # line of the use (bindings after it do not apply)
+    subst: dict[str, "_Use | tuple"] = field(default_factory=dict)
+
+
+class ContextFlow:
+    def __init__(self, graph: TimeoutGraph) -> None:
+        self.graph = graph
+        k = graph.catalog.file("terminal_writes").get("go", {})
+        self.request_contexts = [(e["type"], tuple(e["chain"])) for e in k.get("request_contexts", ())]
+        self.detaching = set(k.get("detaching", ()))
+        self.deadline_calls = set(k.get("deadline_derivations", ()))
+        self.plain_calls = set(k.get("plain_derivations", ()))
+        self.nil_done = self._nil_done_types()
+        self.grpc = self._grpc_receivers(k.get("grpc_server_embeds", ()))
+
+    # -- structure found once ---------------------------------------------------------
+    def _nil_done_types(self) -> set[str]:
+        """Types whose `Done()` returns nil: the hand-written WithoutCancel (Go < 1.21)."""
+        found = set()
+        for sym, (fn, _) in self.graph.functions.items():
+            if sym.endswith(".Done") and fn.receiver_type and fn.returns \
+                    and all(r.get("k") == "none" for r in fn.returns):
+                found.add(fn.receiver_type)
+        return found
+
+    def _grpc_receivers(self, patterns: Any) -> set[str]:
+        found = set()
+        for sym, decl in self.graph.decls.items():
+            if decl.kind == "field" and decl.embedded and decl.type \
+                    and any(fnmatchcase(decl.type, p) for p in patterns):
+                found.add(sym.split(":", 2)[-1].rsplit(".", 1)[0])
+        return found
+
+    def is_grpc_handler(self, fn_sym: str) -> bool:
+        entry = self.graph.functions.get(fn_sym)
+        return bool(entry and entry[0].receiver_type in self.grpc and any(
+            (self.graph.decls.get(p) and self.graph.decls[p].type == "context.Context") for p in entry[0].params))
+
+    # -- the query --------------------------------------------------------------------
+    def origin(self, expr: Expr | None, path: str, fn: str | None, line: int) -> Origin:
+        return self._origin(expr, _Use(path, fn, line), 0, frozenset())
+
+    def _origin(self, expr: Expr | None, use: _Use, depth: int, seen: frozenset) -> Origin:
+        if not expr or depth > _MAX_DEPTH:
+            return UNKNOWN
+        k = expr.get("k")
+        at = _loc(use.path, expr)
+        if k == "call":
+            return self._call(expr, use, depth, seen, at)
+        if k == "obj":
+            if expr.get("type") in self.nil_done:
+                return Origin("detached", _short(expr["type"]) + "{…}", (Step(f"{_short(expr['type'])} (Done() returns nil)", at),))
+            return UNKNOWN
+        if k == "field":
+            sym = self.graph.resolve_sym(expr, Ctx(use.path))
+            return self._symbol(sym, use, depth, seen) if sym else UNKNOWN
+        if k == "ref":
+            return self._symbol(expr["sym"], use, depth, seen)
+        return UNKNOWN
+
+    def _call(self, expr: Expr, use: _Use, depth: int, seen: frozenset, at: Location | None) -> Origin:
+        callee = expr.get("fn") or {}
+        args = expr.get("args") or []
+        if callee.get("k") == "ext":
+            name = callee["name"]
+            if name in self.detaching:
+                return Origin("detached", f"{name}()", (Step(f"{name}()", at),))
+            if name in self.deadline_calls and args:
+                parent = self._origin(args[0], use, depth + 1, seen)
+                site = _site_id(use.path, args[1]) if len(args) > 1 else None
+                deadlines = parent.deadlines + ((site,) if site else ())
+                if parent.kind == "request":
+                    return replace(parent, deadlines=deadlines).then(name, at)
+                return Origin("deadline", name, parent.steps + (Step(name, at),), deadlines,
+                              via=parent.via)
+            if name in self.plain_calls and args:
+                return self._origin(args[0], use, depth + 1, seen).then(name, at)
+            return UNKNOWN
+        root = self._request_root(expr, use.path)
+        if root is not None:
+            return Origin("request", root, (Step(root, at),))
+        target = self.graph.resolve_callee(callee, Ctx(use.path))
+        if target and target not in seen:
+            fn, path = self.graph.functions[target]
+            subst = {p: (a, use) for p, a in zip(fn.params, args)}
+            inner = _Use(path, target, 10**9, subst)
+            found = [self._origin(r, inner, depth + 1, seen | {target}) for r in fn.returns]
+            best = _worst(found)
+            return best.then(f"returned by {_short(target)}", at) if best.kind != "unknown" else best
+        return UNKNOWN
+
+    def _request_root(self, expr: Expr, path: str) -> str | None:
+        """`r.Context()`, `c.Request.Context()`, `c.Request().Context()` on a request type."""
+        names: list[str] = []
+        x: Any = expr
+        while isinstance(x, dict):
+            if x.get("k") == "call" and (x.get("fn") or {}).get("k") == "method":
+                names.insert(0, x["fn"]["name"])
+                x = x["fn"].get("x")
+            elif x.get("k") == "field":
+                names.insert(0, x["name"])
+                x = x.get("x")
+            else:
+                break
+        if not names or not isinstance(x, dict) or x.get("k") != "ref":
+            return None
+        sym = x["sym"]
+        candidates = [(self.graph.type_of(x, Ctx(path)), names, sym.rsplit(".", 1)[-1])]
+        if sym not in self.graph.decls and sym.startswith("sym:go:"):
+            owner, _, member = sym[7:].rpartition(".")  # a field of an external type
+            candidates.append((owner, [member, *names], _short(owner)))
+        for type_name, chain, base in candidates:
+            if type_name and (type_name, tuple(chain)) in self.request_contexts:
+                return f"{base}.{'.'.join(chain)}()"
+        return None
+
+    def _symbol(self, sym: str, use: _Use, depth: int, seen: frozenset) -> Origin:
+        if sym in use.subst:
+            arg, caller = use.subst[sym]
+            return self._origin(arg, caller, depth + 1, seen)
+        if sym in seen:
+            return UNKNOWN
+        seen = seen | {sym}
+        graph = self.graph
+        decl = graph.decls.get(sym)
+        if decl is not None and decl.type in self.nil_done:
+            return Origin("detached", _short(decl.type), (Step(f"{_short(decl.type)} (Done() returns nil)", None),))
+        binds = graph.bindings.get(sym, ())
+        owner = sym.rsplit(".", 1)[0] if decl is not None and decl.kind in ("param", "local") else None
+        if owner is not None and owner in graph.functions:
+            mine = [(b, p) for b, p in binds if b.function and _inside(b.function, owner)
+                    and (b.span.line < use.line or not (use.fn and _inside(use.fn, owner)))]
+            if mine:
+                b, p = max(mine, key=lambda bp: (bp[0].span.line, bp[0].span.column))
+                found = self._origin(b.expr, _Use(p, b.function, b.span.line), depth + 1, seen)
+                if found.kind == "deadline" and found.bound_sym is None:
+                    found = replace(found, bound_sym=sym, bound_in=owner)
+                return found.then(f"{_short(sym)} :=", Location(p, b.span.line, b.span.column))
+            if decl.kind != "param":
+                return UNKNOWN
+            if self.is_grpc_handler(owner) and decl.type == "context.Context":
+                where = Location(graph.decl_path[sym], decl.span.line, decl.span.column)
+                return Origin("request", f"gRPC ctx of {_short(owner)}", (Step(f"gRPC handler ctx ({_short(owner)})", where),))
+            callers = [(b, p) for b, p in binds if not (b.function and _inside(b.function, owner))]
+            found = []
+            for b, p in callers[:16]:
+                o = self._origin(b.expr, _Use(p, b.function, b.span.line), depth + 1, seen)
+                found.append(replace(o, via=o.via + ((p, b.span.line, b.span.column),)).then(
+                    f"passed as {sym.rsplit('.', 1)[-1]} to {_short(owner)}", Location(p, b.span.line, b.span.column)))
+            return _worst(found)
+        found = []  # a struct field or package variable: every binding is a way in
+        for b, p in binds[:16]:
+            o = self._origin(b.expr, _Use(p, b.function, b.span.line), depth + 1, seen)
+            found.append(o.then(f"stored in {_short(sym)}", Location(p, b.span.line, b.span.column)))
+        return _worst(found)
+
+
+def _worst(found: list[Origin]) -> Origin:
+    """The most dangerous way in (precision: each one is a real path of the program)."""
+    return max(found, key=lambda o: _RANK[o.kind], default=UNKNOWN)
+
+
+def _inside(fn: str, owner: str) -> bool:
+    return fn == owner or fn.startswith(owner + ".func@")
+
+
+def _site_id(path: str, expr: Expr) -> str | None:
+    at = expr.get("at") if isinstance(expr, dict) else None
+    return f"site:{path}:{at[0]}:{at[1]}" if at else None
+
+
+def _loc(path: str, expr: Expr) -> Location | None:
+    at = expr.get("at")
+    return Location(path, at[0], at[1]) if at else None
+
+
+def _short(sym: str) -> str:
+    body = sym.split(":", 2)[-1]
+    return body.rsplit("/", 1)[-1]
+
+
+def uses_symbol(expr: Expr, sym: str) -> bool:
+    return any(e.get("k") == "ref" and e.get("sym") == sym for e in _walk(expr))

@@ -1,0 +1,275 @@
+"""DA201 cancellable-terminal-write: the record of how work ended can itself be cancelled.
+
+Go: the write's context (its first argument) derives from a client-cancellable context,
+or from the deadline that bounds the work (a `WithTimeout` also used by non-write calls),
+with no detaching step on the path (checks/ctx_origin.py). A write whose context came in
+through a call that is itself a terminal write is reported at that call only.
+
+Python: (a) the write sits in the same deadline scope as the work, after it (scopes from
+extract/py_marks_scopes.py; the coroutine given to `asyncio.wait_for` and what it calls
+count as inside); (b) it is awaited in `finally:` / a cancellation-catching `except`
+under level-triggered cancellation; a `shield` inside the scope protects it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deadline_audit.checks.ctx_origin import ContextFlow, Origin, uses_symbol
+from deadline_audit.checks.evidence import describe_seconds
+from deadline_audit.checks.terminal_writes import TerminalWrites
+from deadline_audit.facts import CallFact
+from deadline_audit.findings import Finding, FlowStep, Location, Related
+from deadline_audit.graph import Ctx, TimeoutGraph
+
+RULE_ID, RULE_NAME, SEVERITY = "DA201", "cancellable-terminal-write", "error"
+WRITE_TIMEOUT_API = "go:net/http.Server.WriteTimeout"
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    writes = TerminalWrites(graph.catalog)
+    yield from _go(graph, writes)
+    yield from _python(graph, writes, bool(options.get("asyncio-level-cancellation", False)))
+
+
+# -- Go -------------------------------------------------------------------------------
+
+def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
+    flow = ContextFlow(graph)
+    candidates = [(c, p) for calls in graph.calls_in.values() for c, p in calls
+                  if graph.lang.get(p) == "go" and c.args and writes.is_terminal(c)]
+    terminal_at = {(p, c.span.line, c.span.column) for c, p in candidates}
+    for call, path in sorted(candidates, key=lambda cp: (cp[1], cp[0].span.line, cp[0].span.column)):
+        origin = flow.origin(call.args[0], path, call.function, call.span.line)
+        if origin.kind == "deadline" and not _bounds_work(graph, writes, origin, call):
+            continue
+        if origin.kind not in ("request", "deadline"):
+            continue
+        if any(v in terminal_at for v in origin.via):
+            continue  # reported where the context entered the terminal write
+        yield _go_finding(graph, writes, call, path, origin)
+
+
+def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, write: CallFact) -> bool:
+    """Is the deadline context also handed to work (a call that is not a terminal write
+    nor a context derivation) in the function that created it?"""
+    if not origin.bound_sym or not origin.bound_in:
+        return False
+    owners = [origin.bound_in, *graph.closures.get(origin.bound_in, ())]
+    for owner in owners:
+        for call, _ in graph.calls_in.get(owner, ()):
+            if call is write or call.callee.get("k") == "ext" and call.callee["name"].startswith("context."):
+                continue
+            if any(uses_symbol(a, origin.bound_sym) for a in call.args) and not writes.is_terminal(call):
+                return True
+    return False
+
+
+def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, path: str, origin: Origin) -> Finding:
+    name, noun = writes.name_of(call), writes.noun(call)
+    related: list[Related] = []
+    root = origin.steps[0] if origin.steps else None
+    if root is not None and root.location is not None:
+        label = "cancelled by the client and when the response ends" if origin.kind == "request" else "the deadline of the work"
+        related.append(Related(f"cancellable root {origin.root}: {label}", root.location))
+    fires = []
+    for site in origin.deadlines:
+        node = graph.g.nodes.get(site)
+        if node:
+            seconds = node.get("effective_seconds")
+            fires.append(f"{node.get('label', 'deadline')} ({describe_seconds(seconds)})")
+            related.append(Related(f"deadline that fires: {node.get('label')} {describe_seconds(seconds)}",
+                                   Location(node["path"], node["line"], node["column"])))
+    if origin.kind == "request":
+        for loc, seconds in _write_timeouts(graph, path):
+            fires.append(f"the server's WriteTimeout ({describe_seconds(seconds)})")
+            related.append(Related(f"http.Server.WriteTimeout {describe_seconds(seconds)} cancels the request context",
+                                   loc))
+        what = "a client disconnect" + (", " + ", ".join(fires) if fires else "") + " or the end of the response"
+        message = (f"{name} records how the {noun} ended under {origin.root}: {what} cancels it, "
+                   f"so the final state is never saved.")
+    else:
+        deadline = fires[0] if fires else origin.root
+        message = (f"{name} records how the {noun} ended with the context of the {deadline} that bounds the work: "
+                   f"when that deadline fires the write is cancelled too, so the timeout is never recorded.")
+    steps = [FlowStep(node=_ctx_node(s.location, s.label), label=s.label, location=s.location) for s in origin.steps]
+    steps.append(FlowStep(node=f"site:{path}:{call.span.line}:{call.span.column}", label=f"{name} (terminal write)",
+                          location=_loc(path, call)))
+    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, _loc(path, call), related, steps, _go_fix(graph, path))
+
+
+def _write_timeouts(graph: TimeoutGraph, path: str) -> list[tuple[Location, float]]:
+    module = _go_module(graph, path)
+    found = []
+    for site, site_path in graph.sites:
+        if site.api == WRITE_TIMEOUT_API and _go_module(graph, site_path) == module:
+            seconds = graph.g.nodes.get(site.id, {}).get("effective_seconds")
+            if seconds:
+                found.append((Location(site_path, site.span.line, site.span.column), seconds))
+    return found
+
+
+def _go_module(graph: TimeoutGraph, path: str) -> str | None:
+    module = graph.files[path].module if path in graph.files else None
+    if not module:
+        return None
+    return max((m for m in graph.go_versions if module == m or module.startswith(m + "/")), key=len, default=None)
+
+
+def _go_fix(graph: TimeoutGraph, path: str) -> str:
+    version = graph.go_version(path)
+    if version and _version(version) < (1, 21):
+        return (f"detach the write from the cancellation and give it its own bound: "
+                f"context.WithTimeout(context.Background(), 10*time.Second) (copy the values you need, or wrap the "
+                f"context in a type whose Done() returns nil); context.WithoutCancel needs Go 1.21 "
+                f"(this module is go {version}).")
+    return ("detach the write from the cancellation and give it its own bound: "
+            "context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second).")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+# -- Python ---------------------------------------------------------------------------
+
+def _python(graph: TimeoutGraph, writes: TerminalWrites, asyncio_level: bool) -> Iterable[Finding]:
+    k = graph.catalog.file("terminal_writes").get("python", {})
+    cancel_types = tuple(k.get("cancellation_exceptions", ()))
+    seen: set[tuple[str, int, int]] = set()
+    for fn_sym, calls in graph.calls_in.items():
+        py = [(c, p) for c, p in calls if graph.lang.get(p) == "python"]
+        if not py:
+            continue
+        for write, path in py:
+            if not writes.is_terminal(write):
+                continue
+            key = (path, write.span.line, write.span.column)
+            hit = _in_deadline_scope(graph, writes, write, py) or \
+                _level_triggered(graph, write, cancel_types, asyncio_level)
+            if hit and key not in seen:
+                seen.add(key)
+                yield _py_finding(graph, writes, write, path, *hit)
+    yield from _wait_for_coroutines(graph, writes, seen)
+
+
+def _unshielded_after(scopes: list[str], index: int) -> bool:
+    return "shield" not in scopes[index + 1:]
+
+
+def _in_deadline_scope(graph, writes, write: CallFact, calls) -> tuple[str, str | None] | None:
+    """(a) in the function itself: a deadline scope around the write, with work before it."""
+    for i, scope in enumerate(write.scopes):
+        if not scope.startswith("with:") or not _unshielded_after(write.scopes, i):
+            continue
+        if any(s == "finally" or s.startswith("except:") for s in write.scopes[i + 1:]):
+            continue  # a handler inside the scope: (b) decides
+        for work, _ in calls:
+            if work is not write and scope in work.scopes and work.awaited and not writes.is_terminal(work) \
+                    and (work.span.line, work.span.column) < (write.span.line, write.span.column):
+                return "a", scope[5:]
+    return None
+
+
+def _level_triggered(graph, write: CallFact, cancel_types: tuple[str, ...], asyncio_level: bool):
+    """(b) awaited in finally / a cancellation-catching except, under level-triggered cancellation."""
+    if not write.awaited:
+        return None
+    fn = graph.functions.get(write.function or "")
+    marks = [m for m in (fn[0].markers if fn else []) if m.get("m") == "level_triggered"]
+    if not marks and not asyncio_level:
+        return None
+    why = marks[0]["why"] if marks else "asyncio-level-cancellation is on"
+    for i, scope in enumerate(write.scopes):
+        handler = scope == "finally" or (scope.startswith("except:") and _catches(scope[7:], cancel_types))
+        if handler and _unshielded_after(write.scopes, i):
+            outer = next((s[5:] for s in reversed(write.scopes[:i]) if s.startswith("with:")), None)
+            return "b", outer, scope, why
+    return None
+
+
+def _catches(types: str, cancel_types: tuple[str, ...]) -> bool:
+    for t in types.split(","):
+        if t == "*" or any(t == c or t.endswith("." + c) or c.endswith("." + t) for c in cancel_types):
+            return True
+    return False
+
+
+def _wait_for_coroutines(graph: TimeoutGraph, writes: TerminalWrites, seen: set) -> Iterable[Finding]:
+    """(a) through calls: the coroutine given to `asyncio.wait_for`, or a function called
+    inside a deadline scope, writes after doing work."""
+    wrappers = set(graph.catalog.file("terminal_writes").get("python", {}).get("deadline_wrappers", ()))
+    sites = {s.id: s for s, p in graph.sites if s.role == "context_deadline"}
+    for calls in list(graph.calls_in.values()):
+        for call, path in calls:
+            if graph.lang.get(path) != "python":
+                continue
+            entries: list[tuple[str, object]] = []
+            if call.callee.get("k") == "ext" and call.callee.get("name") in wrappers and call.args:
+                site = next((s for s in sites.values() if s.function == call.function and s.span.line == call.span.line), None)
+                coro = call.args[0]
+                if site is not None and coro.get("k") == "call":
+                    entries.append((site.id, coro.get("fn")))
+            for scope in call.scopes:
+                if scope.startswith("with:") and _unshielded_after(call.scopes, call.scopes.index(scope)) \
+                        and call.callee.get("k") in ("fnref", "method"):
+                    entries.append((scope[5:], call.callee))
+            for site_id, callee in entries:
+                target = graph.resolve_callee(callee, Ctx(path))
+                if not target:
+                    continue
+                for fn in sorted(graph.reachable([target], limit=64)):
+                    inner = graph.calls_in.get(fn, ())
+                    for write, wpath in inner:
+                        key = (wpath, write.span.line, write.span.column)
+                        if key in seen or not writes.is_terminal(write) or "shield" in write.scopes:
+                            continue
+                        if any(w is not write and w.awaited and not writes.is_terminal(w)
+                               and (w.span.line, w.span.column) < (write.span.line, write.span.column)
+                               for w, _ in inner):
+                            seen.add(key)
+                            yield _py_finding(graph, writes, write, wpath, "a", site_id)
+
+
+def _py_finding(graph: TimeoutGraph, writes: TerminalWrites, write: CallFact, path: str, kind: str,
+                site_id: str | None, handler: str | None = None, why: str | None = None) -> Finding:
+    name, noun = writes.name_of(write), writes.noun(write)
+    related = []
+    node = graph.g.nodes.get(site_id) if site_id else None
+    deadline = None
+    if node:
+        deadline = f"{node.get('label')} ({describe_seconds(node.get('effective_seconds'))})"
+        related.append(Related(f"deadline scope that fires: {deadline}", Location(node["path"], node["line"], node["column"])))
+    if kind == "a":
+        message = (f"{name} records how the {noun} ended inside the {deadline or 'deadline scope'} that bounds the work: "
+                   f"when the deadline fires the write is cancelled with the work, so the {noun} is never recorded.")
+        fix = ("record the outcome outside the deadline scope (catch the timeout and record it as an outcome), "
+               "or shield the write: await asyncio.shield(...) / with anyio.CancelScope(shield=True).")
+    else:
+        where = "finally" if handler == "finally" else f"except {handler[7:]}"
+        fn = graph.functions.get(write.function or "")
+        if fn:
+            related.append(Related(f"cancellation is level-triggered here ({why})",
+                                   Location(fn[1], fn[0].span.line, fn[0].span.column)))
+        message = (f"{name} is awaited in `{where}` under level-triggered cancellation ({why}) without a shield: "
+                   f"a cancelled task cancels this await too, so the {noun}'s final state is never saved.")
+        fix = ("wrap the write in `with anyio.CancelScope(shield=True):` (trio: trio.CancelScope(shield=True)) "
+               "and bound it with its own move_on_after.")
+    flow = [FlowStep(node=f"site:{path}:{write.span.line}:{write.span.column}", label=f"{name} (terminal write)",
+                     location=_loc(path, write))]
+    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, _loc(path, write), related, flow, fix)
+
+
+# -- shared ---------------------------------------------------------------------------
+
+def _loc(path: str, call: CallFact) -> Location:
+    s = call.span
+    return Location(path, s.line, s.column, s.end_line, s.end_column)
+
+
+def _ctx_node(location: Location | None, label: str) -> str:
+    return f"ctx:{location.path}:{location.line}:{location.column}" if location else f"ctx:{label}"
