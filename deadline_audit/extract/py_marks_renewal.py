@@ -1,8 +1,8 @@
 """DA103 marks on Python files: the loops a renewal can live in.
 
 `SiteFact.extra["loop"]` / `CallFact.extra["loop"]` = `"line:col"` of the innermost
-`while`/`for` around a site or call (matched by lines), and a `{"m": "loop", "line", "col"}`
-marker on the function that holds the loop. Only files with a sleep or lease site are walked.
+`while`/`for` around a site or call (matched by lines). Only files with a sleep, timer or
+lease site are walked.
 """
 
 from __future__ import annotations

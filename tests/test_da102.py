@@ -1,0 +1,68 @@
+"""DA102 deadline-covers-stream on independent shapes of the defect, and on correct code."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, rel, where
+
+
+def da102(result):
+    return sorted(where(f) for f in result.findings if f.rule_id == "DA102")
+
+
+def at(result, suffix: str):
+    return next(f for f in result.findings if f.rule_id == "DA102" and f.location.path.endswith(suffix))
+
+
+def test_go_shapes():
+    # WriteTimeout (constant in another package) over a handler routed by a mux that a
+    # function in another package builds, streaming through an SSE helper; a Client.Timeout
+    # from an env layer on a client whose body a scanner reads; a WithTimeout around a body read loop
+    result = analyse("da102/go")
+    assert da102(result) == [
+        ("DA102", "da102/go/cmd/relay/main.go", 17),
+        ("DA102", "da102/go/internal/export/export.go", 14),
+        ("DA102", "da102/go/internal/tail/tail.go", 17),
+    ]
+    server = at(result, "main.go")
+    assert "WriteTimeout 120 s" in server.message and "routes.Handlers.Events" in server.message
+    assert [rel(r.location) for r in server.related] == [("da102/go/internal/routes/routes.go", 30)]
+    client = at(result, "tail.go")
+    assert "http.Client.Timeout 45 s (compiled default 30 s)" in client.message
+    assert [rel(r.location) for r in client.related] == [("da102/go/internal/tail/tail.go", 31)]
+    assert client.flow[0].node == "env:TAIL_TIMEOUT"
+    assert [rel(r.location) for r in at(result, "export.go").related] == [("da102/go/internal/export/export.go", 27)]
+
+
+def test_go_single_server_fallback_when_the_mux_is_not_resolvable():
+    result = analyse("da102/go_fallback")
+    assert da102(result) == [("DA102", "da102/go_fallback/server.go", 27)]
+    assert [rel(r.location) for r in result.findings[0].related] == [("da102/go_fallback/server.go", 19)]
+
+
+def test_go_correct_shapes_are_silent():
+    # a handler that lifts its deadline, non-streaming handlers, WriteTimeout: 0, a blocking
+    # client with a total timeout, a streaming client with phase timeouts only, a
+    # WithTimeout in a function that does not stream
+    assert da102(analyse("da102/go_negatives")) == []
+
+
+def test_python_shapes():
+    result = analyse("da102/py")
+    assert da102(result) == [
+        ("DA102", "da102/py/feeds/client.py", 9),
+        ("DA102", "da102/py/llm/stream.py", 10),
+    ]
+    feed = at(result, "client.py")
+    assert "aiohttp.ClientTimeout.total 120 s (compiled default 60 s)" in feed.message
+    assert [rel(r.location) for r in feed.related] == [("da102/py/feeds/client.py", 13)]
+    assert feed.flow[0].node == "env:FEED_TOTAL_SECONDS"
+    assert [rel(r.location) for r in at(result, "stream.py").related] == [("da102/py/llm/stream.py", 12)]
+
+
+def test_python_correct_shapes_are_silent_in_the_same_tree():
+    # blocking aiohttp read with total=, total=None with sock_read, an httpx read timeout
+    # on a stream, asyncio.timeout around the connect only, a blocking call under a timeout
+    result = analyse("da102/py")
+    lines = {(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings if f.rule_id == "DA102"}
+    assert not {p for p, _ in lines} & {"download.py"}
+    assert ("stream.py", 18) not in lines and ("stream.py", 36) not in lines
