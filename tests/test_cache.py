@@ -26,7 +26,7 @@ def test_warm_run_parses_nothing_and_reports_the_same(tmp_path, monkeypatch):
         raise AssertionError(f"{job.display} was parsed on a warm run")
 
     monkeypatch.setattr(pipeline, "_dispatch", no_parsing)
-    assert run(root) == cold and len(cold) == 3
+    assert run(root) == cold and len(cold) == 4  # 3 DA101 (§1.1) + 1 DA201 (§1.2 legacy handler)
 
 
 def test_changed_file_is_extracted_again(tmp_path, monkeypatch):
@@ -46,7 +46,7 @@ def test_changed_file_is_extracted_again(tmp_path, monkeypatch):
     findings = run(root)
     assert parsed == ["demo/engine/config/.env"]
     assert all("4 h" in message or "4h" in message or "240 min" in message or "14400" in message
-               for rule, path, line, message in findings if path.endswith(".go"))
+               for rule, path, line, message in findings if path.endswith(".go") and rule == "DA101")
 
 
 def test_no_cache_writes_nothing(tmp_path, monkeypatch):

@@ -17,6 +17,7 @@ Check = Callable[..., Iterable[Finding]]
 _BUILTIN = {
     "DA101": "da101",
     "DA201": "da201",
+    "DA202": "da202",
     "DA102": "da102",
     "DA103": "da103",
 }

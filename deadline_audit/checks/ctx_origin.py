@@ -70,6 +70,10 @@ class ContextFlow:
         self.plain_calls = set(k.get("plain_derivations", ()))
         self.nil_done = self._nil_done_types()
         self.grpc = self._grpc_receivers(k.get("grpc_server_embeds", ()))
+        self._sites_by_line: dict[tuple[str, int], list] = {}
+        for site, path in graph.sites:
+            if site.role == "context_deadline":
+                self._sites_by_line.setdefault((path, site.span.line), []).append(site)
 
     # -- structure found once ---------------------------------------------------------
     def _nil_done_types(self) -> set[str]:
@@ -125,7 +129,7 @@ class ContextFlow:
                 return Origin("detached", f"{name}()", (Step(f"{name}()", at),))
             if name in self.deadline_calls and args:
                 parent = self._origin(args[0], use, depth + 1, seen)
-                site = _site_id(use.path, args[1]) if len(args) > 1 else None
+                site = self._deadline_site(use.path, expr, args)
                 deadlines = parent.deadlines + ((site,) if site else ())
                 if parent.kind == "request":
                     return replace(parent, deadlines=deadlines).then(name, at)
@@ -146,6 +150,16 @@ class ContextFlow:
             best = _worst(found)
             return best.then(f"returned by {_short(target)}", at) if best.kind != "unknown" else best
         return UNKNOWN
+
+    def _deadline_site(self, path: str, call: Expr, args: list[Expr]) -> str | None:
+        """The context_deadline site of a `WithTimeout` call: at its duration argument."""
+        if len(args) > 1 and args[1].get("at"):
+            return _site_id(path, args[1])
+        at = call.get("at")
+        if not at:
+            return None
+        on_line = [s for s in self._sites_by_line.get((path, at[0]), ()) if s.span.column >= at[1]]
+        return min(on_line, key=lambda s: s.span.column).id if on_line else None
 
     def _request_root(self, expr: Expr, path: str) -> str | None:
         """`r.Context()`, `c.Request.Context()`, `c.Request().Context()` on a request type."""

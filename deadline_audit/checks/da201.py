@@ -81,7 +81,7 @@ def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, pat
             related.append(Related(f"deadline that fires: {node.get('label')} {describe_seconds(seconds)}",
                                    Location(node["path"], node["line"], node["column"])))
     if origin.kind == "request":
-        for loc, seconds in _write_timeouts(graph, path):
+        for loc, seconds in ([] if origin.root.startswith("gRPC") else _write_timeouts(graph, path)):
             fires.append(f"the server's WriteTimeout ({describe_seconds(seconds)})")
             related.append(Related(f"http.Server.WriteTimeout {describe_seconds(seconds)} cancels the request context",
                                    loc))

@@ -8,11 +8,10 @@ SQL that updates a status column. Words live in `rules/catalog/terminal_writes.t
 from __future__ import annotations
 
 import re
-from functools import cached_property
-
 from deadline_audit.facts import CallFact, Expr
 
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
 
 
 def tokens(name: str) -> list[str]:
@@ -56,7 +55,9 @@ class TerminalWrites:
 
     def noun(self, call: CallFact) -> str:
         """The unit of work the write is about, for messages ("run", "job")."""
-        for t in tokens(self.name_of(call)) + self._receiver_tokens(call.callee):
+        tables = [m.group(1) for a in call.args if a.get("k") == "str"
+                  for m in [_SQL_TABLE.match(a.get("v", ""))] if m]
+        for t in tokens(self.name_of(call)) + self._receiver_tokens(call.callee) + tables:
             if self._noun(t, self.work):
                 return t[:-1] if t not in self.work else t
         return "work"
@@ -82,7 +83,3 @@ class TerminalWrites:
     @staticmethod
     def _noun(token: str, nouns: set[str]) -> bool:
         return token in nouns or (token.endswith("s") and token[:-1] in nouns)
-
-    @cached_property
-    def words(self) -> int:
-        return len(self.finish) + len(self.state_verbs)

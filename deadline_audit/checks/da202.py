@@ -1,0 +1,81 @@
+"""DA202 request-bound-background-work: a goroutine started in a handler keeps using the
+request's context and is not joined, so the work dies when the response ends.
+
+Handlers: HTTP handlers by parameter types (graph.http_handlers()) and gRPC methods.
+The goroutine uses the request context when an argument of the `go` call, or of a call
+inside the goroutine's func literal, derives from a request root (checks/ctx_origin.py).
+Not flagged: joined before the handler returns (extract/go_marks_ctx.py `joined`), or a
+goroutine that loops until a context's `Done()` (`stops_with_ctx`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deadline_audit.checks.ctx_origin import ContextFlow, Origin
+from deadline_audit.checks.da201 import _go_fix, _loc, _write_timeouts
+from deadline_audit.checks.evidence import describe_seconds
+from deadline_audit.facts import CallFact
+from deadline_audit.findings import Finding, FlowStep, Location, Related
+from deadline_audit.graph import Ctx, TimeoutGraph
+
+RULE_ID, RULE_NAME, SEVERITY = "DA202", "request-bound-background-work", "warning"
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    flow = ContextFlow(graph)
+    handlers = set(graph.http_handlers()) | {s for s in graph.functions if flow.is_grpc_handler(s)}
+    for handler in sorted(handlers):
+        for call, path in graph.calls_in.get(handler, ()):
+            if not call.in_go or call.extra.get("joined"):
+                continue
+            target = graph.resolve_callee(call.callee, Ctx(path))
+            if target and _stops_with_ctx(graph, target):
+                continue
+            origin = _request_origin(graph, flow, call, path, target)
+            if origin is not None:
+                yield _finding(graph, handler, call, path, origin)
+
+
+def _stops_with_ctx(graph: TimeoutGraph, fn: str) -> bool:
+    return any(m.get("m") == "stops_with_ctx" for m in graph.functions[fn][0].markers)
+
+
+def _request_origin(graph: TimeoutGraph, flow: ContextFlow, call: CallFact, path: str,
+                    target: str | None) -> Origin | None:
+    uses = [(a, call.function, call.span.line) for a in call.args]
+    if target and target in graph.closures.get(call.function or "", ()):  # go func() { … }()
+        for inner in [target, *graph.closures.get(target, ())]:
+            for c, _ in graph.calls_in.get(inner, ()):
+                if not c.in_go:
+                    uses.extend((a, inner, c.span.line) for a in c.args)
+    for expr, fn, line in uses:
+        origin = flow.origin(expr, path, fn, line)
+        if origin.kind == "request":
+            return origin
+    return None
+
+
+def _finding(graph: TimeoutGraph, handler: str, call: CallFact, path: str, origin: Origin) -> Finding:
+    name = handler.split(":", 2)[-1].rsplit("/", 1)[-1].split(".", 1)[-1]
+    related = []
+    root = origin.steps[0] if origin.steps else None
+    if root is not None and root.location is not None:
+        related.append(Related(f"request context {origin.root}: cancelled when the handler returns", root.location))
+    for site in origin.deadlines:
+        node = graph.g.nodes.get(site)
+        if node:
+            related.append(Related(f"deadline on the path: {node.get('label')} {describe_seconds(node.get('effective_seconds'))}",
+                                   Location(node["path"], node["line"], node["column"])))
+    timeouts = _write_timeouts(graph, path)
+    for loc, seconds in timeouts:
+        related.append(Related(f"http.Server.WriteTimeout {describe_seconds(seconds)} also cancels it", loc))
+    also = f", the client disconnects or WriteTimeout ({describe_seconds(timeouts[0][1])}) fires" if timeouts \
+        else " or the client disconnects"
+    message = (f"goroutine started in handler {name} uses the request's context {origin.root} and is not joined: "
+               f"it is cancelled as soon as the handler returns{also}, so the background work dies with the response.")
+    steps = [FlowStep(node=f"ctx:{s.location.path}:{s.location.line}:{s.location.column}" if s.location else f"ctx:{s.label}",
+                      label=s.label, location=s.location) for s in origin.steps]
+    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, _loc(path, call), related, steps,
+                   _go_fix(graph, path).replace("the write", "the background work").replace(
+                       "10*time.Second", "runTimeout"))

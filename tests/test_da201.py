@@ -1,0 +1,96 @@
+"""DA201 cancellable-terminal-write on independent shapes of the defect, and on correct code."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, build, rel, where
+from deadline_audit.checks import da201
+
+
+def da201_findings(result):
+    return sorted(where(f) for f in result.findings if f.rule_id == "DA201")
+
+
+def at(result, path_suffix: str, line: int):
+    return next(f for f in result.findings
+                if f.rule_id == "DA201" and f.location.path.endswith(path_suffix) and f.location.line == line)
+
+
+# -- the incident (SPEC §1.2) ----------------------------------------------------------
+
+def test_demo_legacy_handler_is_flagged_and_durable_executor_is_silent():
+    result = analyse("demo")
+    assert da201_findings(result) == [("DA201", "demo/engine/internal/turns/legacy.go", 39)]
+    f = at(result, "turns/legacy.go", 39)
+    assert "FinishTurn records how the turn ended under r.Context()" in f.message
+    assert "WriteTimeout (300 s)" in f.message
+    assert [rel(r.location) for r in f.related] == [
+        ("demo/engine/internal/turns/legacy.go", 30), ("demo/engine/cmd/engine/main.go", 34)]
+    assert "context.WithoutCancel" in f.fix  # the demo module is go 1.22
+
+
+# -- Go shapes ---------------------------------------------------------------------------
+
+def test_go_shapes():
+    # struct field two calls away; SQL under a WithTimeout of the request; gRPC ctx;
+    # the work's own deadline reused in a defer. Silent: a start write, WithoutCancel,
+    # Background, and the SQL inside a terminal write already reported at its caller.
+    result = analyse("da201/go")
+    assert da201_findings(result) == [
+        ("DA201", "da201/go/api/jobs.go", 35),
+        ("DA201", "da201/go/api/jobs.go", 56),
+        ("DA201", "da201/go/grpcsvc/server.go", 19),
+        ("DA201", "da201/go/worker/executor.go", 30),
+    ]
+    field = at(result, "api/jobs.go", 35)
+    assert [rel(r.location) for r in field.related] == [
+        ("da201/go/api/jobs.go", 46), ("da201/go/cmd/server/main.go", 15)]
+    assert "WriteTimeout (120 s)" in field.message
+    assert [s.label for s in field.flow][-2:] == ["stored in api.Job.ctx", "MarkJobDone (terminal write)"]
+
+    sql = at(result, "api/jobs.go", 56)
+    assert "the order ended" in sql.message and "context.WithTimeout (20 s)" in sql.message
+    assert "deadline that fires: context.WithTimeout 20 s" in [r.message for r in sql.related]
+
+    grpc = at(result, "grpcsvc/server.go", 19)
+    assert "gRPC ctx" in grpc.message and "WriteTimeout" not in grpc.message
+
+    deferred = at(result, "worker/executor.go", 30)
+    assert "context.WithTimeout (10 min) that bounds the work" in deferred.message
+    assert [rel(r.location) for r in deferred.related] == [
+        ("da201/go/worker/executor.go", 27), ("da201/go/worker/executor.go", 27)]
+
+
+def test_go_before_1_21_nil_done_type_detaches_and_fix_avoids_without_cancel():
+    result = analyse("da201/go_legacy")
+    assert da201_findings(result) == [("DA201", "da201/go_legacy/jobs/handler.go", 32)]
+    fix = result.findings[0].fix
+    assert "context.Background()" in fix and "needs Go 1.21" in fix and "go 1.20" in fix
+
+
+# -- Python shapes -----------------------------------------------------------------------
+
+def test_python_shapes():
+    # (a) under asyncio.timeout after the work; (a) in the coroutine given to wait_for;
+    # (b) anyio finally without shield; (b) a StreamingResponse body catching CancelledError.
+    result = analyse("da201/py")
+    assert da201_findings(result) == [
+        ("DA201", "da201/py/jobs/anyio_worker.py", 18),
+        ("DA201", "da201/py/jobs/runner.py", 18),
+        ("DA201", "da201/py/jobs/runner.py", 23),
+        ("DA201", "da201/py/stream/events.py", 17),
+    ]
+    scope = at(result, "jobs/runner.py", 18)
+    assert "inside the asyncio.timeout (15 min)" in scope.message
+    assert [rel(r.location) for r in scope.related] == [("da201/py/jobs/runner.py", 15)]
+    wait_for = at(result, "jobs/runner.py", 23)
+    assert [rel(r.location) for r in wait_for.related] == [("da201/py/jobs/runner.py", 28)]
+    assert "(imports anyio)" in at(result, "anyio_worker.py", 18).message
+    assert "(StreamingResponse body)" in at(result, "stream/events.py", 17).message
+
+
+def test_python_plain_asyncio_finally_only_with_the_option():
+    graph = build("da201/py").graph
+    default = {(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in da201.check(graph, {})}
+    on = {(f.location.path.rsplit("/", 1)[-1], f.location.line)
+          for f in da201.check(graph, {"asyncio-level-cancellation": True})}
+    assert on - default == {("runner.py", 54), ("events.py", 28)}  # plain asyncio finally blocks

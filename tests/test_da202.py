@@ -1,0 +1,30 @@
+"""DA202 request-bound-background-work: goroutines in handlers that keep the request's context."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, rel, where
+
+
+def da202_findings(result):
+    return sorted(where(f) for f in result.findings if f.rule_id == "DA202")
+
+
+def test_go_shapes():
+    # flagged: a named method with the request ctx, a closure with a WithTimeout of it, gin.
+    # silent: WaitGroup join, channel-receive join, WithoutCancel, a keep-alive loop on ctx.Done().
+    result = analyse("da202/go")
+    assert da202_findings(result) == [
+        ("DA202", "da202/go/api/runs.go", 31),
+        ("DA202", "da202/go/api/runs.go", 38),
+        ("DA202", "da202/go/ginapi/reindex.go", 19),
+    ]
+    start = next(f for f in result.findings if f.rule_id == "DA202" and f.location.line == 31)
+    assert "handler Server.StartRun uses the request's context r.Context()" in start.message
+    assert [rel(r.location) for r in start.related] == [("da202/go/api/runs.go", 30)]
+    later = next(f for f in result.findings if f.rule_id == "DA202" and f.location.line == 38)
+    assert "deadline on the path: context.WithTimeout 120 s" in [r.message for r in later.related]
+    assert "context.WithoutCancel" in later.fix
+
+
+def test_demo_legacy_goroutine_is_joined():
+    assert da202_findings(analyse("demo")) == []
