@@ -149,6 +149,11 @@ def _build(catalog: Catalog) -> PyIndex:
     words.update(b.rsplit(".", 1)[-1] for b in settings_bases)
     for name in method_conversions:
         words.add(name)
+    # rule families name what makes a file worth parsing beyond timeouts (`prefilter.python`
+    # in any catalog file: anyio/trio scopes, shields, streaming responses, …)
+    for content in catalog.data.values():
+        if isinstance(content, dict):
+            words.update((content.get("prefilter") or {}).get("python", ()))
     words.discard("")
     pattern = b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True))
     return PyIndex(

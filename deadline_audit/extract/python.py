@@ -104,6 +104,8 @@ def _extract(path: str, module: str, is_package: bool, idx: PyIndex, tree: cst.M
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     extractor = Extractor(path, module, is_package, idx, LibcstPositions(wrapper.resolve(PositionProvider)), facts)
     extractor.run(tree)
+    if positions is not None:  # the stdlib tree exists, only the pairing failed
+        run_marker_passes(positions.tree, facts, idx.catalog)
     return facts
 
 
