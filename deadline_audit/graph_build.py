@@ -72,6 +72,50 @@ def populate(graph: TimeoutGraph) -> None:
         if node not in g:
             _ensure_node(graph, node, None, None, None)
 
+    _add_contexts(graph)
+
+
+def _add_contexts(graph: TimeoutGraph) -> None:
+    """SPEC §2 `ctx:` nodes: each Go terminal write (a `site:` of role terminal_write) is
+    linked by `writes_under` to the context it uses, and that context by `derives` edges
+    to the steps it came from, root first, with `cancellable_by_client` and its root."""
+    from deadline_audit.contexts import ContextFlow
+    from deadline_audit.terminal_writes import TerminalWrites
+
+    g = graph.g
+    writes = TerminalWrites(graph.catalog)
+    flow = None
+    for calls in graph.calls_in.values():
+        for call, path in calls:
+            if graph.lang.get(path) != "go" or not call.args or not writes.is_terminal(call):
+                continue
+            flow = flow or ContextFlow(graph)
+            origin = flow.origin(call.args[0], path, call.function, call.span.line)
+            write = f"site:{path}:{call.span.line}:{call.span.column}"
+            g.add_node(write, kind="site", role="terminal_write", label=writes.name_of(call), path=path,
+                       line=call.span.line, column=call.span.column, function=call.function)
+            at = call.args[0].get("at") or [call.span.line, call.span.column]
+            ctx = f"ctx:{path}:{at[0]}:{at[1]}"
+            attrs = {"kind": "ctx", "label": origin.root or "context", "origin": origin.kind,
+                     "root": origin.root, "cancellable_by_client": origin.kind == "request",
+                     "path": path, "line": at[0], "column": at[1]}
+            g.add_node(ctx, **attrs)
+            g.add_edge(write, ctx, key="writes_under", kind="writes_under")
+            child = ctx
+            for step in reversed(origin.steps):
+                if step.location is None:
+                    continue
+                parent = f"ctx:{step.location.path}:{step.location.line}:{step.location.column}"
+                if parent == child:
+                    continue
+                if parent not in g:
+                    g.add_node(parent, kind="ctx", label=step.label, path=step.location.path,
+                               line=step.location.line, column=step.location.column,
+                               origin=origin.kind, root=origin.root,
+                               cancellable_by_client=origin.kind == "request")
+                g.add_edge(parent, child, key="derives", kind="derives")
+                child = parent
+
 
 def _ensure_node(graph: TimeoutGraph, node: str, named: Expr | None, ctx: Ctx | None, unit: str | None) -> None:
     g = graph.g

@@ -301,3 +301,22 @@ def test_python_unresolved_shapes_stay_unresolved(tmp_path):
     graph = graph_of(root)
     assert site_at(graph, "w/work.py", 5)["effective_seconds"] is None  # attribute of an unknown object
     assert site_at(graph, "w/work.py", 8)["effective_seconds"] is None  # a value chosen at run time
+
+
+def test_terminal_writes_link_to_their_context_and_its_derivation():
+    g = build("demo").graph.g
+    writes = {a["path"].rsplit("/", 1)[-1] + f":{a['line']}": n for n, a in g.nodes(data=True)
+              if a.get("role") == "terminal_write" and a.get("label") == "FinishTurn"}
+    assert set(writes) == {"legacy.go:39", "durable.go:27"}
+
+    def context_of(write):
+        (ctx,) = [v for _, v, k in g.out_edges(write, keys=True) if k == "writes_under"]
+        return ctx
+
+    legacy = context_of(writes["legacy.go:39"])
+    assert g.nodes[legacy]["cancellable_by_client"] is True
+    roots = [n for n in nx.ancestors(g, legacy) if g.nodes[n].get("kind") == "ctx" and g.in_degree(n) == 0]
+    assert [(g.nodes[n]["label"], g.nodes[n]["line"]) for n in roots] == [("r.Context()", 30)]
+    durable = context_of(writes["durable.go:27"])
+    assert g.nodes[durable]["cancellable_by_client"] is False
+    assert any(g.nodes[n]["label"] == "context.Background()" for n in nx.ancestors(g, durable))

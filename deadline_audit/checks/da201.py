@@ -2,7 +2,7 @@
 
 Go: the write's context (its first argument) derives from a client-cancellable context,
 or from the deadline that bounds the work (a `WithTimeout` also used by non-write calls),
-with no detaching step on the path (checks/ctx_origin.py). A write whose context came in
+with no detaching step on the path (contexts.py). A write whose context came in
 through a call that is itself a terminal write is reported at that call only.
 
 Python: (a) the write sits in the same deadline scope as the work, after it (scopes from
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deadline_audit.checks.ctx_origin import ContextFlow, Origin, uses_symbol
+from deadline_audit.contexts import ContextFlow, Origin, uses_symbol
 from deadline_audit.checks.evidence import describe_seconds
-from deadline_audit.checks.terminal_writes import TerminalWrites
+from deadline_audit.terminal_writes import TerminalWrites
 from deadline_audit.facts import CallFact
 from deadline_audit.findings import Finding, FlowStep, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph

@@ -3,7 +3,7 @@ request's context and is not joined, so the work dies when the response ends.
 
 Handlers: HTTP handlers by parameter types (graph.http_handlers()) and gRPC methods.
 The goroutine uses the request context when an argument of the `go` call, or of a call
-inside the goroutine's func literal, derives from a request root (checks/ctx_origin.py).
+inside the goroutine's func literal, derives from a request root (contexts.py).
 Not flagged: joined before the handler returns (extract/go_marks_ctx.py `joined`), or a
 goroutine that loops until a context's `Done()` (`stops_with_ctx`).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deadline_audit.checks.ctx_origin import ContextFlow, Origin
+from deadline_audit.contexts import ContextFlow, Origin
 from deadline_audit.checks.da201 import _go_fix, _loc, _write_timeouts
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.facts import CallFact
