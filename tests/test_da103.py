@@ -39,3 +39,94 @@ def test_warn_ratio_option():
     assert [f.severity for f in da103.check(graph, {"warn-ratio": 1.0})] == []
     # 0.3: the ticker at a third (20 s of 60 s) becomes a warning too
     assert [f.severity for f in da103.check(graph, {"warn-ratio": 0.3})] == ["warning", "warning"]
+
+
+def test_go_temporal_etcd_and_lease_store_shapes():
+    # Temporal: a ticker from an env layer (25 s) heartbeating an activity executed by
+    # method value under options attached with WithActivityOptions (HeartbeatTimeout, a
+    # constant in another package: 30 s) -> warning; etcd KeepAliveOnce every 12 s against
+    # a 10 s Grant (seconds, constant in another package) -> error; a ticker kept in a
+    # struct field (1 min) renewing through a hand-written store's Extend with a TTL from
+    # an env layer (90 s) -> warning
+    result = analyse("da103/go_platform")
+    assert da103(result) == [
+        ("DA103", "da103/go_platform/internal/election/leader.go", 30, "error"),
+        ("DA103", "da103/go_platform/internal/jobs/worker.go", 21, "warning"),
+        ("DA103", "da103/go_platform/internal/transcode/activities.go", 28, "warning"),
+    ]
+    by_path = {f.location.path.rsplit("/", 1)[-1]: f for f in result.findings if f.rule_id == "DA103"}
+    beat = by_path["activities.go"]
+    assert "renewal every 25 s" in beat.message and "30 s TTL" in beat.message
+    assert "compiled defaults: every 10 s for a 30 s TTL" in beat.message
+    assert [rel(r.location) for r in beat.related] == [("da103/go_platform/internal/transcode/workflow.go", 15)]
+    assert beat.flow[0].node == "env:TRANSCODE_HEARTBEAT_EVERY"
+    assert [lay.raw for lay in beat.flow[0].layers] == ["25s"]
+    etcd = by_path["leader.go"]
+    assert "renewal every 12 s" in etcd.message and "10 s TTL" in etcd.message
+    assert [rel(r.location) for r in etcd.related] == [("da103/go_platform/internal/election/leader.go", 19)]
+    store = by_path["worker.go"]
+    assert "renewal every 60 s" in store.message and "90 s TTL" in store.message
+    assert "compiled defaults: every 60 s for a 120 s TTL" in store.message
+    assert [rel(r.location) for r in store.related] == [("da103/go_platform/internal/jobs/worker.go", 32)]
+    assert "jobs.Store.Extend" in store.related[0].message
+
+
+def test_go_platform_negatives_are_linked_but_safe():
+    # a heartbeat every 5 s (helper, activity executed by registered name) under a 1 min
+    # HeartbeatTimeout, an etcd lease renewed at a third, a Claim never renewed and a poll
+    # ticker: silent at the default ratio; the first two are linked (0.01 shows them), the
+    # last two never are
+    from deadline_audit.checks import da103 as check
+    from analysis_support import build
+
+    graph = build("da103/go_platform").graph
+    found = sorted((rel(f.location), [rel(r.location) for r in f.related])
+                   for f in check.check(graph, {"warn-ratio": 0.01}))
+    assert found == [
+        (("da103/go_platform/internal/election/leader.go", 30), [("da103/go_platform/internal/election/leader.go", 19)]),
+        (("da103/go_platform/internal/election/leader.go", 41), [("da103/go_platform/internal/election/leader.go", 37)]),
+        (("da103/go_platform/internal/jobs/worker.go", 21), [("da103/go_platform/internal/jobs/worker.go", 32)]),
+        (("da103/go_platform/internal/transcode/activities.go", 28), [("da103/go_platform/internal/transcode/workflow.go", 15)]),
+        (("da103/go_platform/internal/transcode/activities.go", 49), [("da103/go_platform/internal/transcode/workflow.go", 24)]),
+    ]
+
+
+def test_python_temporal_etcd3_and_lease_store_shapes():
+    # Temporal: activity.heartbeat() every 40 s (env layer over a 10 s default, a module
+    # constant) against heartbeat_timeout=30 s of the execute_activity that runs it ->
+    # error; etcd3 lease.refresh() every 10 s on a 10 s lease -> error (equal counts);
+    # a hand-written store's extend(ttl_seconds=) with a TTL from an env layer (60 s)
+    # renewed every 45 s -> warning
+    result = analyse("da103/py_platform")
+    assert da103(result) == [
+        ("DA103", "da103/py_platform/media/activities.py", 17, "error"),
+        ("DA103", "da103/py_platform/media/election.py", 18, "error"),
+        ("DA103", "da103/py_platform/media/jobs.py", 33, "warning"),
+    ]
+    by_path = {f.location.path.rsplit("/", 1)[-1]: f for f in result.findings if f.rule_id == "DA103"}
+    beat = by_path["activities.py"]
+    assert "renewal every 40 s" in beat.message and "30 s TTL" in beat.message
+    assert [rel(r.location) for r in beat.related] == [("da103/py_platform/media/workflows.py", 18)]
+    assert beat.flow[0].node == "env:TRANSCODE_HEARTBEAT_SECONDS"
+    assert [rel(r.location) for r in by_path["election.py"].related] == [("da103/py_platform/media/election.py", 14)]
+    store = by_path["jobs.py"]
+    assert "45 s" in store.message and "60 s TTL" in store.message and "120 s TTL" in store.message
+    assert [rel(r.location) for r in store.related] == [("da103/py_platform/media/jobs.py", 32)]
+
+
+def test_python_platform_negatives_are_linked_but_safe():
+    # a heartbeat every 2 s through a helper under a 1 min heartbeat_timeout, an etcd3
+    # lease refreshed at a third, a claim never renewed followed by a watch loop: silent;
+    # the first two are linked (0.01 shows them), the claim never is
+    from deadline_audit.checks import da103 as check
+    from analysis_support import build
+
+    graph = build("da103/py_platform").graph
+    found = sorted(rel(f.location) for f in check.check(graph, {"warn-ratio": 0.01}))
+    assert found == [
+        ("da103/py_platform/media/activities.py", 17),
+        ("da103/py_platform/media/activities.py", 29),
+        ("da103/py_platform/media/election.py", 18),
+        ("da103/py_platform/media/election.py", 24),
+        ("da103/py_platform/media/jobs.py", 33),
+    ]

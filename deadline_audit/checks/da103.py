@@ -1,42 +1,80 @@
 """DA103 renewal-slower-than-lease: a renewal period not comfortably shorter than the TTL.
 
 A renewal loop is a loop (marker passes go_marks_renewal / py_marks_renewal) that renews a
-lease — a TTL site of the catalog marked `renews` (Redis EXPIRE/PEXPIRE …), directly or in
-a function the loop calls — and waits between renewals: a sleep/timer in the loop, or a
-ticker it receives from (`<-t.C`). Period P and TTL T are compared on effective values:
-P ≥ T is an error, P > T × warn-ratio a warning. Unresolved → no finding.
+lease and waits between renewals: a sleep/timer in the loop, or a ticker it receives from
+(`<-t.C`, the ticker held in a local or a struct field). What it renews, and so the TTL
+it must beat, comes in three kinds, directly in the loop or in a function the loop calls:
+- a TTL site of the catalog marked `renews` (Redis EXPIRE/PEXPIRE …): its own value;
+- a `renew` marker (catalog leases.toml `[[renewal.*]]`) that restates no TTL: etcd
+  `KeepAliveOnce` / etcd3 `refresh()` renew the TTL given at acquisition (an `acquired_by`
+  site in the loop's function, a function it is written in, or a direct caller); Temporal
+  heartbeats beat the `HeartbeatTimeout` of the ActivityOptions the enclosing activity is
+  executed with (Go: linked through the workflow context `WithActivityOptions` built; the
+  activity by function value or by registered name; Python: the `heartbeat_timeout=` of
+  the same `execute_activity` call);
+- a hand-written lease store method (`[renewal.store]` names: Extend, renew, …) resolved in
+  the module, whose duration parameter receives the TTL.
+Period P and TTL T are compared on effective values: P ≥ T is an error, P > T × warn-ratio
+a warning. Unresolved → no finding; two candidate TTLs that disagree → no finding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from deadline_audit.checks.evidence import describe_seconds, flow_steps, location_of
-from deadline_audit.findings import Finding, Related
+from deadline_audit.facts import CallFact, Expr
+from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 
 RULE_ID, RULE_NAME, SEVERITY = "DA103", "renewal-slower-than-lease", "error"
-_PERIOD_ROLES = ("sleep", "timer", "ticker")
+
+
+@dataclass(frozen=True)
+class Ttl:
+    """What a renewal must beat: a site node of the graph, or an argument of a store call."""
+
+    key: str  # the site id, or "arg:<path>:<line>:<col>"
+    location: Location
+    seconds: float | None
+    default_seconds: float | None
+    what: str  # related-location message
+
+
+@dataclass
+class Loop:
+    periods: list[str] = field(default_factory=list)  # period site ids
+    ttls: list[Ttl] = field(default_factory=list)
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     ratio = float(options.get("warn-ratio", _default_ratio()))
-    for (fn, loop), (periods, ttls) in sorted(renewal_loops(graph).items()):
-        if not periods or not ttls:
+    for _, loop in sorted(renewal_loops(graph).items()):
+        ttls = {t.key: t for t in loop.ttls}
+        if not loop.periods or not ttls:
             continue
-        ttl = min(ttls, key=lambda s: _seconds(graph, s) if _seconds(graph, s) is not None else float("inf"))
-        t = _seconds(graph, ttl)
-        for period in sorted(set(periods)):
+        values = {t.seconds for t in ttls.values()}
+        if len(values) != 1 or None in values:
+            continue  # unresolved, or two candidate TTLs that disagree: no link
+        ttl = min(ttls.values(), key=lambda t: (t.location.path, t.location.line))
+        t = ttl.seconds
+        for period in sorted(set(loop.periods)):
             p = _seconds(graph, period)
-            if p is None or t is None or p <= 0 or t <= 0 or p <= t * ratio:
+            if p is None or p <= 0 or t <= 0 or p <= t * ratio:
                 continue
             yield _finding(graph, period, ttl, p, t, ratio)
 
 
-def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
-    """(function, loop) → (period site ids, renewed TTL site ids)."""
+def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
+    """(function, loop) → the loop's periods and the TTLs it renews."""
+    key = ("_da103_loops",)
+    if key in graph._memo:
+        return graph._memo[key]
+    spec = graph.catalog.file("leases")
     renewing = _renewing_apis(graph)
-    loops: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+    loops: dict[tuple[str, str], Loop] = {}
     tickers: dict[str, list[str]] = {}  # holder symbol → ticker site ids
     for site, path in graph.sites:
         if site.role == "ticker" and site.stored_in:
@@ -46,34 +84,53 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], tuple[list[str],
         loop = site.extra.get("loop")
         if loop is None or site.function is None:
             continue
-        periods, ttls = loops.setdefault((site.function, loop), ([], []))
+        entry = loops.setdefault((site.function, loop), Loop())
         if site.role in ("sleep", "timer"):
-            periods.append(site.id)
+            entry.periods.append(site.id)
         elif site.role == "lease" and site.api in renewing:
-            ttls.append(site.id)
+            entry.ttls.append(_site_ttl(graph, site.id, "TTL set here"))
     helper_ttls = _ttls_by_function(graph, renewing)
+    renews = _renew_markers(graph)
+    ttl_of_renew = _RenewTtls(graph, spec)
     for fn_sym, (fn, path) in graph.functions.items():
         for m in fn.markers:
             if m.get("m") == "loop" and m.get("ticks"):
-                key = (fn_sym, f"{m['line']}:{m['col']}")
+                entry = loops.setdefault((fn_sym, f"{m['line']}:{m['col']}"), Loop())
                 for tick in m["ticks"]:
-                    holder = graph.resolve_sym(tick, Ctx(path))
-                    loops.setdefault(key, ([], []))[0].extend(tickers.get(holder, ()))
-        for call, path in graph.calls_in.get(fn_sym, ()):
+                    entry.periods.extend(tickers.get(graph.resolve_sym(tick, Ctx(path)), ()))
+        for m, _ in renews.get(fn_sym, ()):
+            if m.get("loop"):
+                loops.setdefault((fn_sym, m["loop"]), Loop()).ttls.extend(ttl_of_renew(m, fn_sym))
+        for call, cpath in graph.calls_in.get(fn_sym, ()):
             loop = call.extra.get("loop")
-            target = graph.resolve_callee(call.callee, Ctx(path)) if loop else None
-            if target is not None:
-                found = [s for f in graph.reachable([target], limit=40) for s in helper_ttls.get(f, ())]
-                if found:
-                    loops.setdefault((fn_sym, loop), ([], []))[1].extend(found)
+            if not loop:
+                continue
+            target = graph.resolve_callee(call.callee, Ctx(cpath))
+            if target is None:
+                continue
+            entry = loops.setdefault((fn_sym, loop), Loop())
+            entry.ttls.extend(_store_ttl(graph, spec, call, cpath, target))
+            for f in graph.reachable([target], limit=40):
+                entry.ttls.extend(helper_ttls.get(f, ()))
+                for m, _ in renews.get(f, ()):
+                    entry.ttls.extend(ttl_of_renew(m, fn_sym))
+    graph._memo[key] = loops
     return loops
 
 
-def _ttls_by_function(graph: TimeoutGraph, renewing: set[str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
+# -- what a loop renews ----------------------------------------------------------------
+
+def _site_ttl(graph: TimeoutGraph, site: str, what: str) -> Ttl:
+    attrs = graph.g.nodes[site]
+    return Ttl(site, location_of(graph, site), attrs.get("effective_seconds"), attrs.get("default_seconds"),
+               f"{what} ({describe_seconds(attrs.get('effective_seconds'))})")
+
+
+def _ttls_by_function(graph: TimeoutGraph, renewing: set[str]) -> dict[str, list[Ttl]]:
+    found: dict[str, list[Ttl]] = {}
     for site, _ in graph.sites:
         if site.role == "lease" and site.api in renewing and site.function:
-            found.setdefault(site.function, []).append(site.id)
+            found.setdefault(site.function, []).append(_site_ttl(graph, site.id, "TTL set here"))
     return found
 
 
@@ -81,6 +138,166 @@ def _renewing_apis(graph: TimeoutGraph) -> set[str]:
     entries = graph.catalog.entries("go", "sites") + graph.catalog.entries("python", "sites")
     return {e["api"] for e in entries if e.get("renews")}
 
+
+def _renew_markers(graph: TimeoutGraph) -> dict[str, list[tuple[dict, str]]]:
+    found: dict[str, list[tuple[dict, str]]] = {}
+    for sym, (fn, path) in graph.functions.items():
+        for m in fn.markers:
+            if m.get("m") == "renew":
+                found.setdefault(sym, []).append((m, path))
+    return found
+
+
+class _RenewTtls:
+    """The TTL a `renew` marker renews, by its catalog entry's kind."""
+
+    def __init__(self, graph: TimeoutGraph, spec: dict) -> None:
+        self.graph = graph
+        renewal = spec.get("renewal", {})
+        self.entries = {e["api"]: e for lang in ("go", "python") for e in renewal.get(lang, ())}
+        self.temporal_spec = spec.get("temporal", {})
+        self._temporal: dict[str, list[Ttl]] | None = None
+        self._callers: dict[str, set[str]] | None = None
+
+    def __call__(self, marker: dict, loop_fn: str) -> list[Ttl]:
+        entry = self.entries.get(marker.get("api", ""))
+        if entry is None:
+            return []
+        if entry.get("ttl") == "temporal_heartbeat":
+            return self.temporal().get(loop_fn, [])
+        if entry.get("ttl") == "acquired":
+            return self.acquired(set(entry.get("acquired_by", ())), loop_fn)
+        return []
+
+    def acquired(self, apis: set[str], loop_fn: str) -> list[Ttl]:
+        graph = self.graph
+        scope = {loop_fn}
+        fn = loop_fn
+        while fn in graph.functions and graph.functions[fn][0].enclosing:
+            fn = graph.functions[fn][0].enclosing
+            scope.add(fn)
+        for f in list(scope):
+            scope |= self.callers().get(f, set())
+        return [_site_ttl(graph, s.id, "lease granted here") for f in sorted(scope)
+                for s in graph.sites_in.get(f, ()) if s.api in apis]
+
+    def callers(self) -> dict[str, set[str]]:
+        if self._callers is None:
+            self._callers = {}
+            for caller, calls in self.graph.calls_in.items():
+                for call, path in calls:
+                    target = self.graph.resolve_callee(call.callee, Ctx(path))
+                    if target and caller:
+                        self._callers.setdefault(target, set()).add(caller)
+        return self._callers
+
+    def temporal(self) -> dict[str, list[Ttl]]:
+        """Function → HeartbeatTimeout TTLs of every activity execution that reaches it."""
+        if self._temporal is None:
+            self._temporal = {}
+            for activity, ttls in [*self._go_executions(), *self._python_executions()]:
+                for f in self.graph.reachable([activity], limit=40):
+                    self._temporal.setdefault(f, []).extend(ttls)
+        return self._temporal
+
+    def _go_executions(self) -> Iterable[tuple[str, list[Ttl]]]:
+        graph = self.graph
+        with_options = self.temporal_spec.get("go", {}).get("with_options", ())
+        heartbeats = [(s, p) for s, p in graph.sites if s.role == "heartbeat" and s.api.startswith("go:")]
+        for sym, (fn, path) in graph.functions.items():
+            for m in fn.markers:
+                if m.get("m") != "execute_activity":
+                    continue
+                activity = self._activity(m["activity"], Ctx(path))
+                holders = self._option_holders(m["ctx"], Ctx(path), with_options)
+                ttls = [_site_ttl(graph, s.id, "HeartbeatTimeout set here") for s, p in heartbeats
+                        if s.function == sym and graph.resolve_sym(s.stored_in, Ctx(p)) in holders]
+                if activity and ttls:
+                    yield activity, ttls
+
+    def _option_holders(self, ctx_expr: Expr, ctx: Ctx, with_options) -> set[str]:
+        """The context variable an activity runs with, and the ActivityOptions variables
+        `WithActivityOptions` attached to it (a literal written in the call is stored in
+        the context variable itself)."""
+        graph = self.graph
+        sym = graph.resolve_sym(ctx_expr, ctx)
+        if sym is None:
+            return set()
+        holders = {sym}
+        for b, path in graph.bindings.get(sym, ()):
+            expr = b.expr
+            callee = (expr.get("fn") or {}) if expr.get("k") == "call" else {}
+            name = callee.get("name") or ""
+            if callee.get("k") == "ext" and any(fnmatchcase(name, p) for p in with_options):
+                args = expr.get("args", [])
+                opts = graph.resolve_sym(args[1], Ctx(path)) if len(args) > 1 else None
+                if opts:
+                    holders.add(opts)
+        return holders
+
+    def _python_executions(self) -> Iterable[tuple[str, list[Ttl]]]:
+        graph = self.graph
+        execute = self.temporal_spec.get("python", {}).get("execute", ())
+        heartbeats = [(s, p) for s, p in graph.sites if s.role == "heartbeat" and s.api.startswith("py:")]
+        for caller, calls in graph.calls_in.items():
+            for call, path in calls:
+                name = call.callee.get("name") or ""
+                if call.callee.get("k") != "ext" or not any(fnmatchcase(name, p) for p in execute) or not call.args:
+                    continue
+                activity = self._activity(call.args[0], Ctx(path))
+                ttls = [_site_ttl(graph, s.id, "heartbeat_timeout set here") for s, p in heartbeats
+                        if p == path and s.function == caller and call.span.line <= s.span.line <= call.span.end_line]
+                if activity and ttls:
+                    yield activity, ttls
+
+    def _activity(self, expr: Expr, ctx: Ctx) -> str | None:
+        """The activity function: a function value (`a.Transcode`, `transcode`), or a
+        registered name (Temporal's default: the function's or method's own name) when
+        exactly one function of that name heartbeats."""
+        graph = self.graph
+        if expr.get("k") == "str":
+            name = expr.get("v", "")
+            beating = {f for f, (fn, _) in graph.functions.items()
+                       if f.rsplit(".", 1)[-1] == name and graph.reachable([f], limit=40) & set(_renew_markers(graph))}
+            return next(iter(beating)) if len(beating) == 1 else None
+        if expr.get("k") == "field":
+            expr = {**expr, "k": "method"}
+        return graph.resolve_callee(expr, ctx)
+
+
+def _store_ttl(graph: TimeoutGraph, spec: dict, call: CallFact, path: str, target: str) -> list[Ttl]:
+    """A hand-written lease store's renew method: the TTL is the argument of its duration
+    parameter."""
+    store = spec.get("renewal", {}).get("store", {})
+    if target.rsplit(".", 1)[-1] not in store.get("methods", ()):
+        return []
+    fn, fn_path = graph.functions[target]
+    go = graph.lang.get(fn_path) == "go"
+    words = store.get("ttl_param_words", ())
+    for i, (param, name) in enumerate(zip(fn.params, fn.param_names or [p.rsplit(".", 1)[-1] for p in fn.params])):
+        decl = graph.decls.get(param)
+        if go:
+            if decl is None or decl.type not in store.get("go_ttl_types", ()):
+                continue
+            unit = "ns"
+        elif any(w in name.lower() for w in words):
+            unit = "ms" if name.lower().endswith("_ms") else "s"
+        else:
+            continue
+        subst = graph.call_subst(fn, call, Ctx(path))
+        if param not in subst:
+            return []
+        expr, ectx = subst[param]
+        eff = graph.seconds(expr, ectx, unit, "effective")
+        dflt = graph.seconds(expr, ectx, unit, "default")
+        loc = Location(path, call.span.line, call.span.column)
+        short = target.split(":", 2)[-1].rsplit("/", 1)[-1]
+        return [Ttl(f"arg:{path}:{call.span.line}:{call.span.column}", loc, eff, dflt,
+                    f"TTL passed to {short} here ({describe_seconds(eff)})")]
+    return []
+
+
+# -- the finding -----------------------------------------------------------------------
 
 def _seconds(graph: TimeoutGraph, node: str) -> float | None:
     return graph.g.nodes[node].get("effective_seconds")
@@ -92,7 +309,7 @@ def _default_ratio() -> float:
     return float(get_rule(RULE_ID).option_defaults().get("warn-ratio") or 0.5)
 
 
-def _finding(graph: TimeoutGraph, period: str, ttl: str, p: float, t: float, ratio: float) -> Finding:
+def _finding(graph: TimeoutGraph, period: str, ttl: Ttl, p: float, t: float, ratio: float) -> Finding:
     error = p >= t
     what = graph.g.nodes[period].get("label", "renewal period")
     if error:
@@ -104,19 +321,27 @@ def _finding(graph: TimeoutGraph, period: str, ttl: str, p: float, t: float, rat
         consequence = "one slow or failed renewal lets the lease lapse while its holder is alive"
     defaults = _default_clause(graph, period, ttl)
     source = _first_source(graph, period)
+    if source is None or not source.startswith("env:"):
+        ttl_source = _first_source(graph, ttl.key) if ttl.key in graph.g else None
+        if ttl_source is not None and ttl_source.startswith("env:"):
+            source, period_flow = ttl_source, ttl.key
+        else:
+            period_flow = period
+    else:
+        period_flow = period
     return Finding(
         rule_id=RULE_ID, rule=RULE_NAME, severity="error" if error else "warning",
         message=f"{head}{defaults}: {consequence}.",
         location=location_of(graph, period),
-        related=[Related(f"TTL set here ({describe_seconds(t)})", location_of(graph, ttl))],
-        flow=flow_steps(graph, source, period) if source else [],
+        related=[Related(ttl.what, ttl.location)],
+        flow=flow_steps(graph, source, period_flow) if source else [],
         fix=f"renew at about a third of the TTL (every {describe_seconds(t / 3)}), or derive the period from the TTL (ttl / 3).",
     )
 
 
-def _default_clause(graph: TimeoutGraph, period: str, ttl: str) -> str:
-    p, t = graph.g.nodes[period].get("default_seconds"), graph.g.nodes[ttl].get("default_seconds")
-    if p is None or t is None or (p == _seconds(graph, period) and t == _seconds(graph, ttl)):
+def _default_clause(graph: TimeoutGraph, period: str, ttl: Ttl) -> str:
+    p, t = graph.g.nodes[period].get("default_seconds"), ttl.default_seconds
+    if p is None or t is None or (p == _seconds(graph, period) and t == ttl.seconds):
         return ""
     return f" (compiled defaults: every {describe_seconds(p)} for a {describe_seconds(t)} TTL)"
 

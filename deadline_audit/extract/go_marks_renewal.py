@@ -3,13 +3,20 @@
 - `FunctionFact.markers += {"m": "loop", "line", "col", "ticks": [Expr]}` for each `for`
   statement (`ticks`: the tickers/timers it receives from, `<-t.C`);
 - `SiteFact.extra["loop"]` / `CallFact.extra["loop"]` = `"line:col"` of the innermost
-  `for` around a site or call.
-Only files that tick, sleep or renew are queried.
+  `for` around a site or call;
+- `FunctionFact.markers += {"m": "renew", "api", "line", "col", "loop"}` for a call that
+  renews a lease without restating its TTL (catalog leases.toml `[[renewal.go]]`:
+  `activity.RecordHeartbeat`, etcd `KeepAliveOnce`); `loop` is None outside a loop;
+- `FunctionFact.markers += {"m": "execute_activity", "ctx": Expr, "activity": Expr,
+  "line", "col"}` for a Temporal `workflow.ExecuteActivity(ctx, activity, …)` (catalog
+  `[temporal.go]`); a string activity name is `{"k": "str"}`.
+Only files that tick, sleep, renew or execute activities are queried.
 """
 
 from __future__ import annotations
 
 import bisect
+from fnmatch import fnmatchcase
 from typing import Any
 
 from tree_sitter import Query, QueryCursor
@@ -20,6 +27,10 @@ from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.facts import FileFacts
 
 _PREFILTER = (b"time.", b"Expire", b"KeepAlive", b"Heartbeat", b"Renew", b"renew")
+_CALLS = Query(GO, """
+    (call_expression function: (selector_expression operand: (_) @recv field: (field_identifier) @name)
+                     arguments: (argument_list) @args) @call
+""")
 _LOOPS = Query(GO, """
     (for_statement) @loop
     ((unary_expression operator: "<-"
@@ -29,9 +40,52 @@ _LOOPS = Query(GO, """
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
-    if not any(word in source for word in _PREFILTER) or b"for" not in source:
+    leases = catalog.file("leases")
+    renewals = leases.get("renewal", {}).get("go", [])
+    execute = leases.get("temporal", {}).get("go", {}).get("execute", [])
+    call_words = {w.rsplit(".", 1)[-1].encode() for e in renewals for w in (*e.get("func", ()), *e.get("method", ()))}
+    call_words |= {w.rsplit(".", 1)[-1].encode() for w in execute}
+    with_calls = any(word in source for word in call_words)
+    with_loops = any(word in source for word in _PREFILTER) and b"for" in source
+    if not with_calls and not with_loops:
         return
     ctx = GoMarkContext(tree.root_node, source, facts)
+    innermost = _loops(tree, ctx, facts) if with_loops else (lambda line, col: None)
+    if with_calls:
+        _renewal_calls(tree, ctx, renewals, execute, innermost)
+
+
+def _renewal_calls(tree: Any, ctx: GoMarkContext, renewals: list[dict], execute: list[str], innermost) -> None:
+    for _, caps in QueryCursor(_CALLS).matches(tree.root_node):
+        call, recv = caps["call"][0], caps["recv"][0]
+        name = ctx.text(caps["name"][0])
+        qualified = None
+        if recv.type == "identifier" and ctx.text(recv) in ctx.imports:
+            qualified = f"{ctx.imports[ctx.text(recv)]}.{name}"
+        fn = ctx.function_at(call)
+        if fn is None:
+            continue
+        line, col = ctx.at(call)
+        args = [a for a in caps["args"][0].named_children if a.type != "comment"]
+        if qualified is not None and any(fnmatchcase(qualified, p) for p in execute):
+            if len(args) >= 2:
+                activity = args[1]
+                act = ({"k": "str", "v": ctx.text(activity).strip('"`')} if activity.type == "interpreted_string_literal"
+                       or activity.type == "raw_string_literal" else ctx.expr(activity, fn))
+                fn.markers.append({"m": "execute_activity", "ctx": ctx.expr(args[0], fn), "activity": act,
+                                   "line": line, "col": col})
+            continue
+        for entry in renewals:
+            hit = (any(fnmatchcase(qualified, p) for p in entry.get("func", ())) if qualified is not None
+                   else name in entry.get("method", ()))
+            if hit:
+                loop = innermost(line, col)
+                fn.markers.append({"m": "renew", "api": entry["api"], "line": line, "col": col,
+                                   "loop": f"{loop['line']}:{loop['col']}" if loop else None})
+                break
+
+
+def _loops(tree: Any, ctx: GoMarkContext, facts: FileFacts):
     loops: list[tuple[tuple[int, int], tuple[int, int], dict]] = []
     ticks: list[Any] = []
     for _, caps in QueryCursor(_LOOPS).matches(tree.root_node):
@@ -48,7 +102,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         else:
             ticks.append(caps["timer"][0])
     if not loops:
-        return
+        return lambda line, col: None
     loops.sort(key=lambda item: item[0])
     starts = [item[0] for item in loops]
 
@@ -69,3 +123,4 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         marker = innermost(item.span.line, item.span.column)
         if marker is not None:
             item.extra["loop"] = f"{marker['line']}:{marker['col']}"
+    return innermost
