@@ -66,3 +66,33 @@ def test_python_correct_shapes_are_silent_in_the_same_tree():
     lines = {(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings if f.rule_id == "DA102"}
     assert not {p for p, _ in lines} & {"download.py"}
     assert ("stream.py", 18) not in lines and ("stream.py", 36) not in lines
+
+
+def test_go_handler_assigned_after_the_server_literal():
+    # two servers in one module (no fallback): `public.Handler = mux` after the literal links
+    # the 30 s WriteTimeout to an SSE handler routed on that mux; the internal server's
+    # handler, assigned from a router builder, answers short JSON only: silent
+    result = analyse("da102/go_assigned")
+    assert da102(result) == [("DA102", "da102/go_assigned/cmd/gateway/main.go", 16)]
+    f = at(result, "main.go")
+    assert "WriteTimeout 30 s" in f.message and "events.Stream" in f.message
+    assert [rel(r.location) for r in f.related] == [("da102/go_assigned/internal/events/events.go", 11)]
+
+
+def test_python_implicit_session_total_and_wait_for_around_a_streaming_coroutine():
+    # aiohttp.ClientSession() without timeout= relies on its 300 s total (catalog
+    # implicit_default) and its response is iterated; asyncio.wait_for (env layer 600 s,
+    # compiled 300 s) around a coroutine that streams; negatives in the same tree: the
+    # implicit session of short JSON lookups, wait_for around a non-streaming coroutine
+    result = analyse("da102/py_more")
+    assert da102(result) == [
+        ("DA102", "da102/py_more/ingest/events.py", 9),
+        ("DA102", "da102/py_more/ingest/follow.py", 15),
+    ]
+    session = at(result, "events.py")
+    assert "implicit total timeout 300 s" in session.message and "EventTail.tail" in session.message
+    assert [rel(r.location) for r in session.related] == [("da102/py_more/ingest/events.py", 13)]
+    waited = at(result, "follow.py")
+    assert "asyncio.wait_for 10 min (compiled default 300 s)" in waited.message
+    assert [rel(r.location) for r in waited.related] == [("da102/py_more/ingest/follow.py", 10)]
+    assert waited.flow[0].node == "env:FOLLOW_BUDGET_SECONDS"

@@ -24,17 +24,23 @@ RULE_ID, RULE_NAME, SEVERITY = "DA102", "deadline-covers-stream", "warning"
 
 _SERVER = "go:net/http.Server.WriteTimeout"
 _CLIENTS = ("go:net/http.Client.Timeout", "py:aiohttp.ClientTimeout.total")
+# A client whose implicit default is a total deadline (catalog `implicit_default`): a
+# finding only where the constructor relies on it (the site has no value).
+_IMPLICIT_CLIENTS = ("py:aiohttp.ClientSession.timeout",)
 _CONTEXTS = ("go:context.WithTimeout", "py:asyncio.timeout", "py:anyio.fail_after", "py:asyncio.wait_for")
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     for site, path in graph.sites:
-        if site.api not in (_SERVER, *_CLIENTS, *_CONTEXTS) or not _positive(graph, site):
+        implicit = site.api in _IMPLICIT_CLIENTS and site.value is None
+        if site.api not in (_SERVER, *_CLIENTS, *_CONTEXTS) and not implicit:
+            continue
+        if not (_implicit_total(graph, site) if implicit else _positive(graph, site)):
             continue
         if site.api == _SERVER:
             streams = links.streaming_handlers(graph, site, path)
             what = "streaming handler"
-        elif site.api in _CLIENTS:
+        elif site.api in _CLIENTS or implicit:
             streams = links.streamed_client_reads(graph, site, path)
             what = "streamed response"
         else:
@@ -55,6 +61,11 @@ def _positive(graph: TimeoutGraph, site) -> bool:
     return value is None or value > 0
 
 
+def _implicit_total(graph: TimeoutGraph, site) -> bool:
+    value = graph.g.nodes[site.id].get("effective_seconds")
+    return value is not None and value > 0
+
+
 def _finding(graph: TimeoutGraph, site: str, streams: list[links.Stream], what: str) -> Finding:
     attrs = graph.g.nodes[site]
     label = attrs.get("label", "deadline")
@@ -62,6 +73,8 @@ def _finding(graph: TimeoutGraph, site: str, streams: list[links.Stream], what: 
     value = describe_seconds(eff) if eff is not None else "(value unresolved)"
     default = f" (compiled default {describe_seconds(dflt)})" if dflt is not None and dflt != eff else ""
     first = streams[0]
+    if attrs.get("implicit"):
+        label = f"{label.rsplit('.', 1)[0]}'s implicit total timeout"
     head = f"{label} {value}{default} also covers the {what} {first.name}"
     more = f" and {len(streams) - 1} more" if len(streams) > 1 else ""
     message = f"{head}{more}: every stream longer than that is cut mid-body."
@@ -88,6 +101,9 @@ def _fix(api: str) -> str:
     if api == "go:net/http.Client.Timeout":
         return ("use a client without Timeout for streams: bound connect/TLS/ResponseHeaderTimeout on the "
                 "Transport and cancel the stream by an idle timer or the caller's context.")
+    if api == "py:aiohttp.ClientSession.timeout":
+        return ("pass timeout=aiohttp.ClientTimeout(total=None, sock_connect=…, sock_read=…) to the session that "
+                "streams: its implicit default is a 300 s total, body included.")
     if api.startswith("py:aiohttp"):
         return "use ClientTimeout(total=None, sock_connect=…, sock_read=…) for streamed responses: an idle bound, not a total."
     return "bound the stream by idleness (a per-read timeout reset on each chunk), not by one total deadline around it."

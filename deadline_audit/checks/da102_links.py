@@ -49,12 +49,29 @@ def streaming_handlers(graph: TimeoutGraph, site: SiteFact, path: str) -> list[S
 
 def served_handlers(graph: TimeoutGraph, site: SiteFact, path: str) -> set[str] | None:
     literal = _server_literal(graph, site, path)
-    if literal is None:
+    assigned = _assigned_handlers(graph, site, path)
+    if literal is None and not assigned:
         return None
-    handler = literal.get("fields", {}).get("Handler")
+    handler = literal.get("fields", {}).get("Handler") if literal is not None else None
+    if (handler is None or handler.get("k") == "none") and assigned:
+        return _union(handlers_of(graph, h, Ctx(p), 0) for h, p in assigned)
     if handler is None or handler.get("k") == "none":
         handler = {"k": "ref", "sym": f"sym:go:{_default_mux(graph)}"}
     return handlers_of(graph, handler, Ctx(path), 0)
+
+
+def _assigned_handlers(graph: TimeoutGraph, site: SiteFact, path: str) -> list[tuple[Expr, str]]:
+    """`srv.Handler = h` written after the literal (`server_handler` markers) on the
+    variable or field the server is stored in."""
+    holder = graph.resolve_sym(site.stored_in, Ctx(path))
+    if holder is None:
+        return []
+    found = []
+    for fn, fpath in graph.functions.values():
+        for m in fn.markers:
+            if m.get("m") == "server_handler" and graph.resolve_sym(m["server"], Ctx(fpath)) == holder:
+                found.append((m["handler"], fpath))
+    return found
 
 
 def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) -> set[str] | None:
@@ -228,6 +245,8 @@ def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> l
     if covered:  # Python: the marker pass saw the stream inside the deadline's scope
         return [Stream(covered["how"], f"streamed inside this deadline's scope ({covered['how']})",
                        path, covered["line"], covered["col"])]
+    if site.api == "py:asyncio.wait_for" and site.function is not None:
+        return _streams_awaited_by(graph, site, path)
     if not site.api.startswith("go:") or site.function is None:
         return []
     found = []
@@ -241,4 +260,26 @@ def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> l
         if call.callee.get("k") == "method" and name in methods:
             found.append(Stream(name, f"a streamed call ({name}) in the same function", call_path,
                                 call.span.line, call.span.column))
+    return found
+
+
+def _streams_awaited_by(graph: TimeoutGraph, site: SiteFact, path: str) -> list[Stream]:
+    """`asyncio.wait_for(coro(...), t)`: the streamed reads in the coroutine's function and
+    in what it calls (the whole coroutine runs under the one deadline)."""
+    names = set(graph.catalog.file("streams").get("python", {}).get("deadline_wrappers", ("asyncio.wait_for",)))
+    found = []
+    for call, call_path in graph.calls_in.get(site.function, ()):
+        if call_path != path or call.callee.get("k") != "ext" or call.callee.get("name") not in names:
+            continue
+        if not call.span.line <= site.span.line <= call.span.end_line or not call.args:
+            continue
+        coro = call.args[0]
+        target = graph.resolve_callee(coro.get("fn"), Ctx(path)) if coro.get("k") == "call" else None
+        if target is None:
+            continue
+        reach = graph.reachable([target], limit=40)
+        for fn_sym, fn_path, mark in _stream_reads(graph):
+            if fn_sym in reach:
+                found.append(Stream(_short(fn_sym), f"the awaited coroutine reads a stream here ({mark.get('how')})",
+                                    fn_path, mark["line"], mark["col"]))
     return found

@@ -5,6 +5,8 @@ Markers added to `FunctionFact.markers` (positions 1-based, code points):
 - `{"m": "stream_write", "how", "line", "col"}`: the function streams its response (a
   streaming content type, an `http.Flusher` assertion, a ResponseController flush);
 - `{"m": "write_deadline_lift", "line", "col"}`: it calls `SetWriteDeadline`;
+- `{"m": "server_handler", "server": Expr, "handler": Expr, "line", "col"}`:
+  `srv.Handler = h` written after the server literal;
 - `{"m": "route", "mux": Expr, "handler": Expr, "line", "col"}`: `mux.HandleFunc(p, h)`,
   `mux.Handle(p, h)`; on `net/http` itself the mux is `ref net/http.DefaultServeMux`;
 - `{"m": "stream_read", "how", "line", "col", "client": Expr | None, "producer": Expr | None}`:
@@ -45,6 +47,10 @@ def _queries(names: tuple[str, ...]) -> tuple[Query, Query]:
                                right: (expression_list . (call_expression) @rhs))
         (assignment_statement left: (expression_list . (identifier) @lhs)
                               right: (expression_list . (call_expression) @rhs))
+        ((assignment_statement
+           left: (expression_list . (selector_expression operand: (_) @srv field: (field_identifier) @hfield))
+           right: (expression_list . (_) @hval)) @hassign
+         (#eq? @hfield "Handler"))
     """)
     return calls, other
 
@@ -75,6 +81,13 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             if b"stream" in source[node.start_byte:node.end_byte] and \
                     unquote(ctx.text(node)) in spec.get("stream_content_types", ()):
                 _stream_write(ctx, node, unquote(ctx.text(node)))
+        elif "hassign" in caps:
+            node = caps["hassign"][0]
+            fn = ctx.function_at(node)
+            if fn is not None:
+                line, col = ctx.at(node)
+                fn.markers.append({"m": "server_handler", "server": ctx.expr(caps["srv"][0], fn),
+                                   "handler": ctx.expr(caps["hval"][0], fn), "line": line, "col": col})
         elif "lhs" in caps:
             fn = ctx.function_at(caps["lhs"][0])
             if fn is not None:
