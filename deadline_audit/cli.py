@@ -148,6 +148,8 @@ def exit_code(result, fail_on: str, *, strict: bool = False, exit_zero: bool = F
     """0, or 1 when a finding reaches `fail_on` (or, with `strict`, when inputs failed)."""
     from deadline_audit.findings import SEVERITY_RANK
 
+    if getattr(result.summary, "internal_errors", 0):
+        return EXIT_ERROR  # a check crashed: its rule's results are missing, never a pass
     if exit_zero:
         return EXIT_OK
     if fail_on != "never":

@@ -92,6 +92,7 @@ class Summary:
     suppressed: int = 0
     baselined: int = 0
     elapsed_s: float = 0.0
+    internal_errors: int = 0  # checks that crashed (reported under errors): exit code 2
 
 
 @dataclass

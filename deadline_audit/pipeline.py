@@ -30,6 +30,7 @@ class Build:
     files_scanned: int = 0
     lines_scanned: int = 0
     phase_seconds: dict[str, float] = field(default_factory=dict)
+    internal_errors: int = 0  # checks that crashed: the run exits 2 (SPEC §5)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,11 @@ def run_checks(result: Build, config: Config) -> list[Finding]:
         if check is None or (rule_id in RULE_IDS and not config.rule_enabled(rule_id)):
             continue  # a deselected rule costs nothing
         options = dict(config.rule_options.get(rule_id, {}))
-        findings.extend(check(result.graph, options))
+        try:
+            findings.extend(check(result.graph, options))
+        except Exception as exc:  # one broken check must not lose the others' findings
+            result.errors.append(InputError("", f"internal error in the {rule_id} check: {type(exc).__name__}: {exc}"))
+            result.internal_errors += 1
     return findings
 
 
@@ -119,6 +124,7 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
         findings=len(findings),
         suppressed=suppressed,
         elapsed_s=round(time.perf_counter() - started, 3),
+        internal_errors=result.internal_errors,
     )
     for finding in findings:
         summary.by_rule[finding.rule_id] = summary.by_rule.get(finding.rule_id, 0) + 1

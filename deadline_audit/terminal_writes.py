@@ -70,7 +70,9 @@ class TerminalWrites:
         out: list[str] = []
         x = callee.get("x")
         while isinstance(x, dict):
-            name = x.get("name") or (x.get("sym") or "").rsplit(".", 1)[-1]
+            name = x.get("name")
+            if not isinstance(name, str):  # an `env` expr names its variable with an Expr
+                name = str(x.get("sym") or "").rsplit(".", 1)[-1]
             out.extend(tokens(name))
             x = x.get("x")
         return out

@@ -124,3 +124,17 @@ def test_explain_prints_the_rule_documentation():
     for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead"):
         assert section in result.stdout
     assert run_cli("explain", "shadowed-lease").stdout == result.stdout
+
+
+def test_a_crashing_check_keeps_the_other_findings_and_exits_2(project, rule_registry):
+    project.append(warn())
+
+    def broken():
+        raise RuntimeError("boom")
+
+    rule_registry("DA502", broken)
+    result = run_cli("check", ".", "--format", "json")
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert [f["rule_id"] for f in data["findings"]] == ["DA501"]
+    assert any("internal error in the DA502 check: RuntimeError: boom" in e["message"] for e in data["errors"])
