@@ -85,6 +85,8 @@ class _GoFile(GoExprs, GoTypes):
         self.env_names: dict[str, None] = {}
         self.cfg_files: dict[str, None] = {}
         self._new_decl: SymbolDecl | None = None
+        self.clean = False
+        self.file_words: list[tuple[str, bytes]] | None = None
 
     # --- small helpers --------------------------------------------------------------
     def text(self, node: Any) -> str:
@@ -148,6 +150,9 @@ class _GoFile(GoExprs, GoTypes):
         root = tree.root_node
         if root.has_error:
             self.syntax_problem(root)
+        # Without ERROR/MISSING nodes the grammar fixes where a field sits among a node's
+        # children (first, last): one `children` read replaces child_by_field_name calls.
+        self.clean = not root.has_error
         top = root.named_children
         for node in top:
             if node.type == "import_declaration":
@@ -212,8 +217,10 @@ class _GoFile(GoExprs, GoTypes):
                     stack.append(c)
 
     # --- declarations ---------------------------------------------------------------
-    def decl(self, sym: str, kind: str, node: Any, **kw: Any) -> SymbolDecl:
-        d = SymbolDecl(sym=sym, kind=kind, span=self.pos.span(node), **kw)
+    def decl(self, sym: str, kind: str, node: Any, type: str | None = None, type_of: Expr | None = None,
+             index: int | None = None, tags: dict[str, str] | None = None, embedded: bool = False) -> SymbolDecl:
+        # positional: a keyword call of the dataclass __init__ costs twice as much
+        d = SymbolDecl(sym, kind, self.pos.span(node), type, type_of, index, {} if tags is None else tags, embedded)
         self.facts.decls.append(d)
         return d
 
@@ -261,7 +268,7 @@ class _GoFile(GoExprs, GoTypes):
             type_of = None
             if val is not None and vtype is None:
                 vtype = self.static_type(val)
-            local_type = vtype if vtype is not None or val is None else self.guess_type(val)
+            local_type = vtype if vtype is not None or val is None else self.guess_new(val)
             if self.fn is not None:
                 self.fn.scope[n] = (sym, local_type)
             if val is not None and not (single_call and i > 0):
@@ -275,8 +282,8 @@ class _GoFile(GoExprs, GoTypes):
 
     def bind(self, sym: str, expr: Expr, start: Any, end: Any) -> None:
         fn = self.fn
-        self.facts.bindings.append(Binding(sym=sym, expr=expr, span=self.pos.span(start, end),
-                                           function=fn.sym if fn is not None else None))
+        self.facts.bindings.append(Binding(sym, expr, self.pos.span(start, end),
+                                           fn.sym if fn is not None else None))
         if fn is not None and self.param_of:
             src = self.param_sources(expr)
             if src:
@@ -381,7 +388,11 @@ class _GoFile(GoExprs, GoTypes):
         # Words have no spaces, so a word found with comments stripped is found without
         # stripping: only the words of the raw body are candidates, and comments need
         # finding only when the body may hold one.
-        cands = [(w, lw) for w, lw in self.cat.words_lower if lw in text]
+        words = self.file_words
+        if words is None:  # only words of the whole file can be words of a body
+            low = self.src.lower()
+            words = self.file_words = [(w, lw) for w, lw in self.cat.words_lower if lw in low]
+        cands = [(w, lw) for w, lw in words if lw in text] if words else words
         if not cands or (b"//" not in text and b"/*" not in text):
             return [w for w, _ in cands]
         comments = self.comment_ranges()
@@ -438,17 +449,21 @@ class _GoFile(GoExprs, GoTypes):
         self.assign(node, define=False)
 
     def assign(self, node: Any, define: bool) -> None:
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
-        if left is None or right is None:
-            for c in node.named_children:
-                self.stmt(c)
-            return
+        if self.clean:
+            ch = node.children
+            left, right = ch[0], ch[-1]
+        else:
+            left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            if left is None or right is None:
+                for c in node.named_children:
+                    self.stmt(c)
+                return
         lhs = left.named_children if left.type == "expression_list" else [left]
         rhs = right.named_children if right.type == "expression_list" else [right]
         op = None
         if not define:
-            o = node.child_by_field_name("operator")
+            o = ch[1] if self.clean and len(ch) == 3 else node.child_by_field_name("operator")
             if o is not None and o.type != "=":
                 op = _OPS.get(o.type[:-1])
                 if op is None:
@@ -491,7 +506,7 @@ class _GoFile(GoExprs, GoTypes):
             if define and fn is not None and n not in fn.scope:
                 sym = fn.sym + "." + n
                 vtype = self.static_type(r)
-                fn.scope[n] = (sym, vtype if vtype is not None else self.guess_type(r))
+                fn.scope[n] = (sym, vtype if vtype is not None else self.guess_new(r))
                 d = self.decl(sym, "local", l, type=vtype)
                 if vtype is None:
                     self._new_decl = d
@@ -504,13 +519,18 @@ class _GoFile(GoExprs, GoTypes):
                     fn.scope[n] = (hit[0], vtype)
             return sym, {"k": "ref", "sym": sym}, None
         if t == "selector_expression":
-            operand = l.child_by_field_name("operand")
-            fname = self.text(l.child_by_field_name("field"))
+            if self.clean:
+                ch = l.children
+                operand = ch[0]
+                fname = self.text(ch[-1])
+            else:
+                operand = l.child_by_field_name("operand")
+                fname = self.text(l.child_by_field_name("field"))
             if operand.type == "identifier" and self.alias(self.text(operand)) is not None:
                 ip = self.alias(self.text(operand))
                 sym = "sym:go:" + ip + "." + fname
                 return sym, {"k": "ref", "sym": sym}, None
-            ot = self.static_type(operand) or self.guess_type(operand)
+            ot = self.static_type(operand) or self.guess_new(operand)
             site_of = None
             if ot is not None and ot in self.cat.field_types and self.cat.field_sites(ot, fname):
                 site_of = (ot, fname, operand)

@@ -55,28 +55,46 @@ class GoExprs:
         """`ex(node)` whose value is dropped: only its facts matter. Names, numbers and
         nil record nothing, and an operator records only what its operands do, so those
         build no Expr at all."""
+        clean = self.clean
         while True:
             t = node.type
             if t in _PURE:
                 return
             if t == "binary_expression":
-                self.sx(node.child_by_field_name("left"))
-                node = node.child_by_field_name("right")
-            elif t == "unary_expression" or t == "parenthesized_expression":
-                inner = node.child_by_field_name("operand") if t == "unary_expression" else (
-                    node.named_children[0] if node.named_children else None)
+                if clean:
+                    ch = node.children
+                    self.sx(ch[0])
+                    node = ch[-1]
+                else:
+                    self.sx(node.child_by_field_name("left"))
+                    node = node.child_by_field_name("right")
+            elif t == "unary_expression":
+                inner = node.children[-1] if clean else node.child_by_field_name("operand")
                 if inner is None:
                     return
                 node = inner
+            elif t == "parenthesized_expression":
+                inner_l = node.named_children
+                if not inner_l:
+                    return
+                node = inner_l[0]
             else:
-                self.ex(node)
+                h = self.EXPR.get(t)
+                if h is None:
+                    self.ex(node)
+                else:
+                    h(self, node, None)
                 return
 
     def e_ident(self, node: Any, store: Expr | None) -> Expr:
         name = self.text(node)
-        hit = self.lookup(name)
-        if hit is not None:
-            return {"k": "ref", "sym": hit[0]}
+        fn = self.fn
+        hit = None
+        while fn is not None:  # lookup(), inlined: the commonest expression
+            hit = fn.scope.get(name)
+            if hit is not None:
+                return {"k": "ref", "sym": hit[0]}
+            fn = fn.parent
         if name in self.func_results:
             return {"k": "fnref", "sym": self.pfx + name}
         if name == "true" or name == "false":
@@ -108,8 +126,12 @@ class GoExprs:
         return self.ex(inner[0], store) if inner else self.unknown(node)
 
     def e_unary(self, node: Any, store: Expr | None) -> Expr:
-        op = node.child_by_field_name("operator")
-        operand = node.child_by_field_name("operand")
+        if self.clean:
+            ch = node.children
+            op, operand = ch[0], ch[-1]
+        else:
+            op = node.child_by_field_name("operator")
+            operand = node.child_by_field_name("operand")
         if operand is None:
             return self.unknown(node)
         ot = op.type if op is not None else ""
@@ -124,9 +146,15 @@ class GoExprs:
         return self.unknown(node)
 
     def e_binary(self, node: Any, store: Expr | None) -> Expr:
-        left = self.ex(node.child_by_field_name("left"), store)
-        right = self.ex(node.child_by_field_name("right"), store)
-        opn = node.child_by_field_name("operator")
+        if self.clean:
+            ch = node.children
+            left = self.ex(ch[0], store)
+            right = self.ex(ch[-1], store)
+            opn = ch[1] if len(ch) == 3 else node.child_by_field_name("operator")
+        else:
+            left = self.ex(node.child_by_field_name("left"), store)
+            right = self.ex(node.child_by_field_name("right"), store)
+            opn = node.child_by_field_name("operator")
         op = _OPS.get(opn.type) if opn is not None else None
         if op is None:
             return self.unknown(node)
@@ -145,8 +173,13 @@ class GoExprs:
         return {"k": "op", "op": op, "args": [left, right], "at": self.at(node)}
 
     def e_selector(self, node: Any, store: Expr | None) -> Expr:
-        operand = node.child_by_field_name("operand")
-        fname = self.text(node.child_by_field_name("field"))
+        if self.clean:
+            ch = node.children
+            operand = ch[0]
+            fname = self.text(ch[-1])
+        else:
+            operand = node.child_by_field_name("operand")
+            fname = self.text(node.child_by_field_name("field"))
         if operand.type == "identifier":
             ip = self.alias(self.text(operand))
             if ip is not None:
@@ -253,9 +286,19 @@ class GoExprs:
         return self.ex(operand, store) if operand is not None else self.unknown(node)
 
     def call(self, node: Any, store: Expr | None, flag: str | None) -> Expr:
-        fnode = node.child_by_field_name("function")
-        argl = node.child_by_field_name("arguments")
-        arg_nodes = [a for a in argl.named_children if a.type != "comment"] if argl is not None else []
+        if self.clean:
+            ch = node.children
+            fnode = ch[0]
+            argl = ch[-1]
+            # a comment needs a "/": most argument lists have none to filter out
+            if self.src.find(b"/", argl.start_byte, argl.end_byte) < 0:
+                arg_nodes = argl.named_children
+            else:
+                arg_nodes = [a for a in argl.named_children if a.type != "comment"]
+        else:
+            fnode = node.child_by_field_name("function")
+            argl = node.child_by_field_name("arguments")
+            arg_nodes = [a for a in argl.named_children if a.type != "comment"] if argl is not None else []
         ft = fnode.type
         at = self.at(node)
         if ft == "identifier":
@@ -278,8 +321,13 @@ class GoExprs:
             callee = {"k": "fnref", "sym": self.pfx + name}
             return self.call_fact(callee, node, args, flag, at)
         if ft == "selector_expression":
-            operand = fnode.child_by_field_name("operand")
-            mname = self.text(fnode.child_by_field_name("field"))
+            if self.clean:
+                fch = fnode.children
+                operand = fch[0]
+                mname = self.text(fch[-1])
+            else:
+                operand = fnode.child_by_field_name("operand")
+                mname = self.text(fnode.child_by_field_name("field"))
             ip = self.alias(self.text(operand)) if operand.type == "identifier" else None
             if ip is not None:
                 return self.pkg_call(ip, mname, node, arg_nodes, store, flag, at)
@@ -379,7 +427,7 @@ class GoExprs:
 
     def call_fact(self, callee: Expr, node: Any, args: list[Expr], flag: str | None, at: list[int]) -> Expr:
         self.facts.calls.append(CallFact(
-            callee=callee, span=self.pos.span(node), function=self.fn.sym if self.fn is not None else None,
-            args=args, in_go=flag == "in_go", in_defer=flag == "in_defer"))
+            callee, self.pos.span(node), self.fn.sym if self.fn is not None else None,
+            args, {}, False, flag == "in_go", flag == "in_defer"))
         return {"k": "call", "fn": callee, "args": args, "at": at}
 

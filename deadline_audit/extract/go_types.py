@@ -122,6 +122,9 @@ class GoTypes:
             return self.qtype(ty) if ty is not None and ty.type in (
                 "type_identifier", "qualified_type", "generic_type") else None
         if t == "unary_expression":
+            if self.clean:
+                ch = node.children
+                return self.static_type(ch[-1]) if ch[0].type in ("&", "*") else None
             op = node.child_by_field_name("operator")
             if op is not None and op.type in ("&", "*"):
                 return self.static_type(node.child_by_field_name("operand"))
@@ -130,8 +133,13 @@ class GoTypes:
             inner = node.named_children
             return self.static_type(inner[0]) if inner else None
         if t == "selector_expression":
-            operand = node.child_by_field_name("operand")
-            fname = self.text(node.child_by_field_name("field"))
+            if self.clean:
+                ch = node.children
+                operand = ch[0]
+                fname = self.text(ch[-1])
+            else:
+                operand = node.child_by_field_name("operand")
+                fname = self.text(node.child_by_field_name("field"))
             if operand.type == "identifier":
                 ip = self.alias(self.text(operand))
                 if ip is not None:
@@ -142,7 +150,7 @@ class GoTypes:
             fields = self.struct_fields.get(ot)
             return fields.get(fname) if fields else None
         if t == "call_expression":
-            fn = node.child_by_field_name("function")
+            fn = node.children[0] if self.clean else node.child_by_field_name("function")
             if fn.type == "identifier":
                 name = self.text(fn)
                 if self.lookup(name) is None:
@@ -151,8 +159,13 @@ class GoTypes:
                     return self.func_results.get(name)
                 return None
             if fn.type == "selector_expression":
-                operand = fn.child_by_field_name("operand")
-                fname = self.text(fn.child_by_field_name("field"))
+                if self.clean:
+                    ch = fn.children
+                    operand = ch[0]
+                    fname = self.text(ch[-1])
+                else:
+                    operand = fn.child_by_field_name("operand")
+                    fname = self.text(fn.child_by_field_name("field"))
                 if operand.type == "identifier":
                     ip = self.alias(self.text(operand))
                     if ip is not None:
@@ -166,8 +179,14 @@ class GoTypes:
         """static_type, plus the Go convention that `pkg.NewT(...)` returns a *pkg.T (used only
         to match catalog methods such as time.Timer.Reset, never reported as a decl type)."""
         st = self.static_type(node)
-        if st is not None or node.type != "call_expression":
+        if st is not None:
             return st
+        return self.guess_new(node)
+
+    def guess_new(self, node: Any) -> str | None:
+        """The `pkg.NewT(...)` part of guess_type, for a node whose static_type is None."""
+        if node.type != "call_expression":
+            return None
         fn = node.child_by_field_name("function")
         if fn.type == "selector_expression":
             operand = fn.child_by_field_name("operand")
