@@ -61,6 +61,7 @@ class Config:
     links: list = field(default_factory=list)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     cache_dir: str = DEFAULT_CACHE_DIR
+    include_tests: bool = False  # report findings located in test files (catalog tests.toml)
     config_file: Path | None = None  # where the values came from (None: defaults)
 
     __hash__ = None  # type: ignore[assignment]  # holds lists and dicts
@@ -283,6 +284,12 @@ def _components(value: Any, key: str, src: str) -> dict[str, list[str]]:
     return {name: _str_list(globs, f"{key}.{name}", src) for name, globs in value.items()}
 
 
+def _bool(value: Any, key: str, src: str) -> bool:
+    if not isinstance(value, bool):
+        raise _type_error(key, src, "true or false", value)
+    return value
+
+
 def _links(value: Any, key: str, src: str) -> list:
     if not isinstance(value, list):
         raise _type_error(key, src, "an array", value)
@@ -316,4 +323,5 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "links": ("links", _links),
     "max-file-size": ("max_file_size", _positive_int),
     "cache-dir": ("cache_dir", _string),
+    "include-tests": ("include_tests", _bool),
 }

@@ -48,6 +48,25 @@ def make_line_reader(cwd: Path | None = None) -> Callable[[str], list[str]]:
     return read_lines
 
 
+class _TestFiles:
+    """Test code (catalog `tests.patterns`): findings there are not reported by default."""
+
+    def __init__(self, config: Config) -> None:
+        from deadline_audit.catalog import load_catalog
+
+        patterns = load_catalog(config.catalog).file("tests").get("tests", {}).get("patterns", [])
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        self.root = config.root
+
+    def holds(self, finding: Finding) -> bool:
+        path = Path(finding.location.path)
+        try:
+            rel = path.resolve().relative_to(self.root).as_posix()
+        except (ValueError, OSError):
+            rel = path.as_posix()
+        return self.spec.match_file(rel)
+
+
 class _PerFileIgnores:
     def __init__(self, config: Config) -> None:
         self.root = config.root
@@ -72,6 +91,7 @@ def finalize(
     read_lines = read_lines or make_line_reader()
     assign_fingerprints(findings, read_lines, config.root)
     per_file = _PerFileIgnores(config)
+    tests = None if config.include_tests else _TestFiles(config)
     kept: list[Finding] = []
     suppressed = 0
     seen: set[tuple] = set()
@@ -79,7 +99,7 @@ def finalize(
         if not rule_enabled(f.rule_id, config.select, config.ignore):
             continue
         f.severity = severity_for(f.rule_id, f.severity, config.severity)
-        if per_file.ignores(f):
+        if per_file.ignores(f) or (tests is not None and tests.holds(f)):
             suppressed += 1
             continue
         try:

@@ -118,3 +118,22 @@ def test_temporal_start_to_close_not_longer_than_heartbeat():
     assert [rel(r.location) for r in go.related] == [("da101/temporal/go/workflows/provision.go", 15)]
     py = by_line(result, "backup.py", 13)
     assert "StartToCloseTimeout 30 s ≤ HeartbeatTimeout 120 s" in py.message
+
+
+def test_findings_in_test_files_are_reported_only_with_include_tests(tmp_path):
+    import shutil
+
+    from analysis_support import FIXTURES
+    from deadline_audit import pipeline
+    from deadline_audit.config import load_config
+
+    root = tmp_path / "syncer"
+    shutil.copytree(FIXTURES / "da101" / "go_ctx_inside", root)
+    (root / "sync" / "mirror.go").rename(root / "sync" / "mirror_test.go")
+    result = pipeline.analyse([root], load_config([root]), use_cache=False)
+    assert [f.rule_id for f in result.findings] == [] and result.summary.suppressed == 1
+
+    (root / "deadline-audit.toml").write_text("include-tests = true\n", encoding="utf-8")
+    result = pipeline.analyse([root], load_config([root]), use_cache=False)
+    assert [(f.rule_id, f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings] == [
+        ("DA101", "mirror_test.go", 16)]
