@@ -52,13 +52,14 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 
 def _positive(graph: TimeoutGraph, site) -> bool:
     """Zero and None mean "no deadline" (for a context, 0 is already expired: not a
-    stream cut). An unresolved value is still a deadline that some stream outlives."""
+    stream cut). An unresolved value may be 0 on the streaming path (a helper called with
+    10 s for one client and 0 for the streaming one): unresolved means no finding."""
     if site.value is None or site.value.get("k") == "none":
         return False
     attrs = graph.g.nodes[site.id]
     eff, dflt = attrs.get("effective_seconds"), attrs.get("default_seconds")
     value = eff if eff is not None else dflt
-    return value is None or value > 0
+    return value is not None and value > 0
 
 
 def _implicit_total(graph: TimeoutGraph, site) -> bool:
