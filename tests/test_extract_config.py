@@ -270,3 +270,9 @@ def test_json_with_comments_is_read_as_jsonc():
 def test_json_without_comments_still_reports_errors():
     facts = extract_json("bad.json", '{\n  "version": \n}\n')
     assert [(p.line, p.column) for p in facts.problems] == [(3, 1)]
+
+
+def test_helm_template_is_not_reported_as_invalid_yaml():
+    text = "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n{{- if .Values.x }}\ndata:\n  a: b\n{{- end }}\n"
+    facts = extract_yaml("chart/templates/cm.yaml", text)
+    assert facts.problems == [] and facts.config_values == []

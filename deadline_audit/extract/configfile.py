@@ -84,6 +84,9 @@ def _walk_yaml(root: yaml.Node, out: list[ConfigValue]) -> None:
             stack.extend((v, path + (str(i),)) for i, v in reversed(list(enumerate(node.value))))
 
 
+_TEMPLATE = re.compile(r"\{\{-?\s|\{%-?\s")
+
+
 def extract_yaml(path: str, text: str) -> FileFacts:
     facts = FileFacts(path=path, kind="yaml", lines=count_lines(text))
     text = text.removeprefix("\ufeff")
@@ -103,6 +106,11 @@ def extract_yaml(path: str, text: str) -> FileFacts:
                 return facts
             facts.config_values.extend(values)
     except yaml.MarkedYAMLError as exc:
+        if _TEMPLATE.search(text):
+            # a Helm/Jinja template is YAML only once rendered: not a config this
+            # program loads, and not an error in the user's tree
+            facts.config_values.clear()
+            return facts
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
