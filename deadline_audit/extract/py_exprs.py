@@ -26,29 +26,29 @@ def unknown(text: str) -> Expr:
     return {"k": "unknown", "text": text[:_UNKNOWN_MAX]}
 
 
-def name_chain(node: cst.BaseExpression) -> list[str] | None:
-    """`a.b.c` -> ["a", "b", "c"]; None when the chain is not made of names only."""
+def _attributes(node: cst.BaseExpression) -> tuple[list[str], cst.BaseExpression]:
+    """`x.a.b` -> (["b", "a"], x): attribute names innermost last, and the receiver."""
     parts: list[str] = []
     while isinstance(node, cst.Attribute):
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        parts.reverse()
-        return parts
+    return parts, node
+
+
+def name_chain(node: cst.BaseExpression) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None when the chain is not made of names only."""
+    parts, base = _attributes(node)
+    if isinstance(base, cst.Name):
+        return [base.value, *reversed(parts)]
     return None
 
 
 def attr_suffix(node: cst.BaseExpression) -> str:
     """The attribute names of a callee, however its receiver starts (`x().a.b` -> `a.b`)."""
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-    parts.reverse()
-    return ".".join(parts)
+    parts, base = _attributes(node)
+    if isinstance(base, cst.Name):
+        parts.append(base.value)
+    return ".".join(reversed(parts))
 
 
 def text_of(node: cst.CSTNode) -> str:
