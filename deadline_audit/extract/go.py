@@ -520,7 +520,7 @@ class _GoFile(GoExprs, GoTypes):
             return sym, {"k": "ref", "sym": sym}, None
         if t == "selector_expression":
             if self.clean:
-                ch = l.children
+                ch = l.named_children
                 operand = ch[0]
                 fname = self.text(ch[-1])
             else:
@@ -583,15 +583,19 @@ class _GoFile(GoExprs, GoTypes):
         self.do_consts(node)
 
     def s_return(self, node: Any) -> None:
-        vals = [c for c in node.named_children]
-        if vals and vals[0].type == "expression_list":
-            vals = vals[0].named_children
-        fn = self.fn
-        exprs = [self.ex(v) for v in vals]
-        if fn is None:
+        vals = node.named_children
+        if not vals:
             return
-        if exprs:
-            fn.fact.returns.append(exprs[0])
+        if vals[0].type == "expression_list":
+            vals = vals[0].named_children
+            if not vals:
+                return
+        first = self.ex(vals[0])
+        for v in vals[1:]:  # only the first value is kept: the others only record facts
+            self.sx(v)
+        fn = self.fn
+        if fn is not None:
+            fn.fact.returns.append(first)
 
     def s_go(self, node: Any) -> None:
         self.go_defer(node, "in_go")
@@ -606,12 +610,8 @@ class _GoFile(GoExprs, GoTypes):
             else:
                 self.stmt(c)
 
-    def s_if(self, node: Any) -> None:
-        for c in node.named_children:
-            if c.type == "block":
-                self.block(c)
-            else:
-                self.stmt(c)
+    def s_if(self, node: Any) -> None:  # stmt() of each child: what block() does
+        self.block(node)
 
     def s_for(self, node: Any) -> None:
         for c in node.named_children:
@@ -698,7 +698,7 @@ _GoFile.STMT = {
     "return_statement": _GoFile.s_return,
     "go_statement": _GoFile.s_go,
     "defer_statement": _GoFile.s_defer,
-    "if_statement": _GoFile.s_if,
+    "if_statement": _GoFile.block,  # = s_if
     "for_statement": _GoFile.s_for,
     "type_switch_statement": _GoFile.s_type_switch,
     "type_declaration": _GoFile.s_type_decl,

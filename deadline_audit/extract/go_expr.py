@@ -69,7 +69,7 @@ class GoExprs:
                     self.sx(node.child_by_field_name("left"))
                     node = node.child_by_field_name("right")
             elif t == "unary_expression":
-                inner = node.children[-1] if clean else node.child_by_field_name("operand")
+                inner = node.named_children[-1] if clean else node.child_by_field_name("operand")
                 if inner is None:
                     return
                 node = inner
@@ -174,7 +174,7 @@ class GoExprs:
 
     def e_selector(self, node: Any, store: Expr | None) -> Expr:
         if self.clean:
-            ch = node.children
+            ch = node.named_children
             operand = ch[0]
             fname = self.text(ch[-1])
         else:
@@ -322,7 +322,7 @@ class GoExprs:
             return self.call_fact(callee, node, args, flag, at)
         if ft == "selector_expression":
             if self.clean:
-                fch = fnode.children
+                fch = fnode.named_children
                 operand = fch[0]
                 mname = self.text(fch[-1])
             else:

@@ -134,7 +134,7 @@ class GoTypes:
             return self.static_type(inner[0]) if inner else None
         if t == "selector_expression":
             if self.clean:
-                ch = node.children
+                ch = node.named_children
                 operand = ch[0]
                 fname = self.text(ch[-1])
             else:
@@ -150,7 +150,7 @@ class GoTypes:
             fields = self.struct_fields.get(ot)
             return fields.get(fname) if fields else None
         if t == "call_expression":
-            fn = node.children[0] if self.clean else node.child_by_field_name("function")
+            fn = node.child(0) if self.clean else node.child_by_field_name("function")
             if fn.type == "identifier":
                 name = self.text(fn)
                 if self.lookup(name) is None:
@@ -160,7 +160,7 @@ class GoTypes:
                 return None
             if fn.type == "selector_expression":
                 if self.clean:
-                    ch = fn.children
+                    ch = fn.named_children
                     operand = ch[0]
                     fname = self.text(ch[-1])
                 else:
