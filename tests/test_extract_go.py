@@ -486,3 +486,13 @@ func f() {
     narrow = extract(catalog, head + "// plain\n" + body)
     wide = extract(catalog, head + "// naïve\n" + body)
     assert to_json(narrow) == to_json(wide)
+
+
+def test_default_import_alias_follows_go_naming_conventions():
+    from deadline_audit.extract.go_text import default_alias
+
+    assert default_alias("github.com/redis/go-redis/v9") == "redis"
+    assert default_alias("github.com/openai/openai-go/v2") == "openai"
+    assert default_alias("github.com/sashabaranov/go-openai") == "openai"
+    assert default_alias("gopkg.in/yaml.v3") == "yaml"
+    assert default_alias("net/http") == "http"

@@ -157,6 +157,11 @@ def default_alias(import_path: str) -> str:
     if last.startswith("gopkg.in") or "." in last:
         # gopkg.in/yaml.v3 → yaml; go-foo.v1 → go-foo
         last = last.split(".")[0]
+    # Go convention: repository go-redis holds package redis, openai-go package openai
+    if last.startswith("go-") and len(last) > 3:
+        last = last[3:]
+    elif last.endswith("-go") and len(last) > 3:
+        last = last[:-3]
     return last.replace("-", "_") if last else import_path
 
 
