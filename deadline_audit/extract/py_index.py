@@ -133,12 +133,18 @@ def _build(catalog: Catalog) -> PyIndex:
                 vocabulary.append(word.lower())
 
     words: set[str] = set(BASE_WORDS) | set(vocabulary)
+    keywords: set[str] = set()  # matched as `kw=` only: `ex`/`px` as substrings pass every file
     for s in sites:
+        if s.funcs:
+            # a call of a library API needs its package in the file (`import httpx`,
+            # `from aiohttp import ClientTimeout`): the package name is the signal, not a
+            # keyword such as `total=` or a class name such as `Client`
+            words.update(_package_word(f) for f in s.funcs)
+            continue
         if s.kw:
-            words.add(s.kw)
-        # a name matters on its own only when the site can exist without its keyword
+            keywords.add(s.kw)
+        # a method name matters on its own only when the site can exist without its keyword
         if s.kw is None or s.arg is not None or s.implicit_default is not None:
-            words.update(f.rsplit(".", 1)[-1] for f in s.funcs)
             words.update(m.rsplit(".", 1)[-1] for m in s.methods)
     for entry in env_reads:
         for func in _as_list(entry.get("func")):
@@ -155,7 +161,9 @@ def _build(catalog: Catalog) -> PyIndex:
         if isinstance(content, dict):
             words.update((content.get("prefilter") or {}).get("python", ()))
     words.discard("")
-    pattern = b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True))
+    alternatives = [re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)]
+    alternatives += [rb"\b" + re.escape(k.encode()) + rb"\s*=(?!=)" for k in sorted(keywords)]
+    pattern = b"|".join(alternatives)
     return PyIndex(
         catalog=catalog,
         external_roots=frozenset(roots),
@@ -168,3 +176,15 @@ def _build(catalog: Catalog) -> PyIndex:
         method_conversions=method_conversions,
         prefilter=re.compile(pattern, re.IGNORECASE),
     )
+
+
+_GENERIC_ROOTS = {"time", "os", "sys", "re", "io", "json"}
+
+
+def _package_word(qualified: str) -> str:
+    """What a file calling `qualified` must contain: its package, unless the package name
+    is a common substring (`time.sleep` -> `sleep`)."""
+    root = qualified.split(".", 1)[0]
+    if "." not in qualified or root in _GENERIC_ROOTS or len(root) < 4:
+        return qualified.rsplit(".", 1)[-1]
+    return root
