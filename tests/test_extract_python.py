@@ -422,3 +422,13 @@ def test_conditional_on_the_value_itself_is_value_or_default():
     assert by_sym["sym:py:m.A"]["k"] == "or"
     assert by_sym["sym:py:m.A"]["args"][1]["v"] == 30.0
     assert by_sym["sym:py:m.B"]["k"] == "unknown"  # a run-time choice between two values
+
+
+def test_prefilter_does_not_pass_files_for_generic_keywords_or_class_names():
+    from deadline_audit.catalog import load_catalog
+    from deadline_audit.extract.python import may_contribute
+
+    catalog = load_catalog()
+    assert not may_contribute(b"page = Page(total=3, items=index.next())\nclass Client: pass\n", catalog)
+    assert may_contribute(b"import aiohttp\nt = aiohttp.ClientTimeout(total=3)\n", catalog)
+    assert may_contribute(b"await r.set(key, me, ex=ttl_s)\n", catalog)
