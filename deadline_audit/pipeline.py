@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -44,17 +46,24 @@ class ExtractJob:
     go_module: str | None = None  # Go: the go.mod module path
 
 
-def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
-          progress: bool = False) -> Build:
-    # Facts and the graph are long-lived and acyclic in practice: the cyclic collector
-    # would rescan them again and again while they grow (LIBRARIES.md), so it waits.
+@contextmanager
+def _collector_waits() -> Iterator[None]:
+    """Facts and the graph are long-lived and acyclic in practice: the cyclic collector
+    would rescan them again and again while they grow and while checks allocate
+    (LIBRARIES.md), so it waits until the run is over."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
+        yield
     finally:
         if was_enabled:
             gc.enable()
+
+
+def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
+          progress: bool = False) -> Build:
+    with _collector_waits():
+        return _build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
 
 
 def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, progress: bool) -> Build:
@@ -112,7 +121,8 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
     started = time.perf_counter()
     result = build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
     t0 = time.perf_counter()
-    raw = run_checks(result, config)
+    with _collector_waits():
+        raw = run_checks(result, config)
     result.phase_seconds["checks"] = time.perf_counter() - t0
 
     from deadline_audit.postprocess import finalize, make_line_reader

@@ -66,12 +66,17 @@ def _assigned_handlers(graph: TimeoutGraph, site: SiteFact, path: str) -> list[t
     holder = graph.resolve_sym(site.stored_in, Ctx(path))
     if holder is None:
         return []
-    found = []
-    for fn, fpath in graph.functions.values():
-        for m in fn.markers:
-            if m.get("m") == "server_handler" and graph.resolve_sym(m["server"], Ctx(fpath)) == holder:
-                found.append((m["handler"], fpath))
-    return found
+    key = ("_da102_assigned",)
+    if key not in graph._memo:
+        index: dict[str, list[tuple[Expr, str]]] = {}
+        for fn, fpath in graph.functions.values():
+            for m in fn.markers:
+                if m.get("m") == "server_handler":
+                    server = graph.resolve_sym(m["server"], Ctx(fpath))
+                    if server is not None:
+                        index.setdefault(server, []).append((m["handler"], fpath))
+        graph._memo[key] = index
+    return list(graph._memo[key].get(holder, ()))
 
 
 def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) -> set[str] | None:
@@ -199,21 +204,35 @@ def streamed_client_reads(graph: TimeoutGraph, site: SiteFact, path: str) -> lis
         carriers |= _sessions_configured_by(graph, site, path, carriers)
     if not carriers:
         return []
-    found = []
-    for fn_sym, fn_path, mark in _stream_reads(graph):
-        client = mark.get("client")
-        if client is not None and graph.resolve_sym(client, Ctx(fn_path)) in carriers:
-            found.append(Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
-                                fn_path, mark["line"], mark["col"]))
-    return found
+    by_client = _stream_reads_by_client(graph)
+    return [stream for holder in sorted(carriers) for stream in by_client.get(holder, ())]
+
+
+def _stream_reads_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
+    """Stream reads indexed by the symbol holding their client, built once per graph (a
+    scan of every read per deadline site grew quadratically with the tree)."""
+    key = ("_da102_reads_by_client",)
+    if key not in graph._memo:
+        index: dict[str, list[Stream]] = {}
+        for fn_sym, fn_path, mark in _stream_reads(graph):
+            client = mark.get("client")
+            holder = graph.resolve_sym(client, Ctx(fn_path)) if client is not None else None
+            if holder is not None:
+                index.setdefault(holder, []).append(
+                    Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
+                           fn_path, mark["line"], mark["col"]))
+        graph._memo[key] = index
+    return graph._memo[key]
 
 
 def _sessions_configured_by(graph: TimeoutGraph, site: SiteFact, path: str, carriers: set[str]) -> set[str]:
     """aiohttp: the sessions (and per-request timeouts) whose `timeout=` is this ClientTimeout."""
+    key = ("_da102_sessions",)
+    if key not in graph._memo:
+        graph._memo[key] = [(o, p) for o, p in graph.sites
+                            if o.api == "py:aiohttp.ClientSession.timeout" and o.value is not None]
     found: set[str] = set()
-    for other, other_path in graph.sites:
-        if other.api != "py:aiohttp.ClientSession.timeout" or other.value is None:
-            continue
+    for other, other_path in graph._memo[key]:
         value = other.value
         inline = value.get("k") == "call" and (value.get("kw") or {}).get("total") == site.value and other_path == path
         if inline or graph.resolve_sym(value, Ctx(other_path)) in carriers:
