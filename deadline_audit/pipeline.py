@@ -102,6 +102,11 @@ def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, pro
 
 
 def run_checks(result: Build, config: Config) -> list[Finding]:
+    with _collector_waits():
+        return _run_checks(result, config)
+
+
+def _run_checks(result: Build, config: Config) -> list[Finding]:
     findings: list[Finding] = []
     for rule_id in RULE_IDS + tuple(sorted(checks.implemented_rules() - set(RULE_IDS))):
         check = checks.get_check(rule_id)
@@ -121,8 +126,7 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
     started = time.perf_counter()
     result = build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
     t0 = time.perf_counter()
-    with _collector_waits():
-        raw = run_checks(result, config)
+    raw = run_checks(result, config)
     result.phase_seconds["checks"] = time.perf_counter() - t0
 
     from deadline_audit.postprocess import finalize, make_line_reader
