@@ -23,24 +23,37 @@ from deadline_audit.graph import TimeoutGraph
 RULE_ID, RULE_NAME, SEVERITY = "DA102", "deadline-covers-stream", "warning"
 
 _SERVER = "go:net/http.Server.WriteTimeout"
-_CLIENTS = ("go:net/http.Client.Timeout", "py:aiohttp.ClientTimeout.total")
-# A client whose implicit default is a total deadline (catalog `implicit_default`): a
-# finding only where the constructor relies on it (the site has no value).
-_IMPLICIT_CLIENTS = ("py:aiohttp.ClientSession.timeout",)
-_CONTEXTS = ("go:context.WithTimeout", "py:asyncio.timeout", "py:anyio.fail_after", "py:asyncio.wait_for")
+
+
+def _shape(graph: TimeoutGraph, site) -> str | None:
+    """Which of the three shapes a site can take part in, from its catalog entry: a server
+    write deadline, a client-wide total deadline that covers the body (explicit, or the
+    constructor's implicit default), or a context deadline."""
+    spec = graph.spec(site)
+    if spec is None or spec.absolute or spec.temporal:
+        return None
+    if spec.role == "server_write_deadline":
+        return "server"
+    if spec.role == "transport_deadline" and spec.covers_body and not spec.per_attempt:
+        if site.value is None:
+            return "client" if spec.implicit_default else None
+        return "client"
+    if spec.role == "context_deadline":
+        return "context"
+    return None
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     for site, path in graph.sites:
-        implicit = site.api in _IMPLICIT_CLIENTS and site.value is None
-        if site.api not in (_SERVER, *_CLIENTS, *_CONTEXTS) and not implicit:
+        shape = _shape(graph, site)
+        if shape is None:
             continue
-        if not (_implicit_total(graph, site) if implicit else _positive(graph, site)):
+        if not (_implicit_total(graph, site) if site.value is None else _positive(graph, site)):
             continue
-        if site.api == _SERVER:
+        if shape == "server":
             streams = links.streaming_handlers(graph, site, path)
             what = "streaming handler"
-        elif site.api in _CLIENTS or implicit:
+        elif shape == "client":
             streams = links.streamed_client_reads(graph, site, path)
             what = "streamed response"
         else:
