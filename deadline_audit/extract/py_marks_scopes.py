@@ -1,8 +1,8 @@
 """Marker pass: the cancellation scopes around each Python call (DA201).
 
-One visitor over the stdlib `ast`, flake8-async style: the stack of enclosing scopes is
-saved when entering a function and restored when leaving it, so nesting is handled by
-construction. It writes:
+Hooks in the shared walk of py_marks.py, flake8-async style: the stack of enclosing
+scopes is saved when entering a function and restored when leaving it, so nesting is
+handled by construction. It writes:
 
 - `CallFact.scopes`, outermost first: `with:<site id>` (a deadline scope: `async with
   asyncio.timeout(...)`, `anyio.fail_after`, trio scopes — the id of the scope call's
@@ -23,76 +23,96 @@ import ast
 from fnmatch import fnmatchcase
 
 from deadline_audit.catalog import Catalog
+from deadline_audit.extract.py_marks import MarkContext, Walker, run_marker_passes
 from deadline_audit.facts import CallFact, FileFacts
 
 
 def run(tree: ast.Module, facts: FileFacts, catalog: Catalog) -> None:
+    run_marker_passes(tree, facts, catalog, ("py_marks_scopes",))
+
+
+def register(ctx: MarkContext, walker: Walker):
+    facts = ctx.facts
     if not facts.calls and not facts.functions:
-        return
-    _ScopeVisitor(facts, catalog.file("terminal_writes").get("python", {})).visit(tree)
+        return None
+    _Scopes(ctx, ctx.catalog.file("terminal_writes").get("python", {})).register(walker)
+    return None
 
 
-class _ScopeVisitor(ast.NodeVisitor):
-    def __init__(self, facts: FileFacts, knowledge: dict) -> None:
-        self.facts = facts
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_WITHS = (ast.With, ast.AsyncWith)
+_TRIES = (ast.Try, ast.TryStar)
+
+
+class _Scopes:
+    def __init__(self, ctx: MarkContext, knowledge: dict) -> None:
+        self.facts = ctx.facts
         self.k = knowledge
-        self.aliases: dict[str, str] = {}
+        self.aliases = ctx.imports
         self.scopes: list[str] = []
         self.function: str | None = None  # symbol of the enclosing FunctionFact
-        self.calls: dict[tuple[int, int], list[CallFact]] = {}
-        for call in facts.calls:
-            self.calls.setdefault((call.span.line, call.span.column), []).append(call)
-        self.functions = {fn.span.line: fn for fn in facts.functions}
-        self.deadline_sites = [s for s in facts.sites if s.role == "context_deadline"]
+        self.calls = ctx.calls_at
+        self.functions = {fn.span.line: fn for fn in ctx.facts.functions}
+        self.deadline_sites = ctx.deadline_sites
         self.level_why: str | None = None
+        self.saved: list[tuple[list[str], str | None]] = []
+        self.pushed: list[int] = []  # per open `with`: scopes its items pushed
+        self.shields: list[bool] = []  # per open call: is it `asyncio.shield(...)`
+        self.patterns = {key: tuple(knowledge.get(key, ())) for key in (
+            "deadline_scopes", "shield_scopes", "shield_calls", "streaming_responses")}
+        self.matched: dict[tuple[str, str], bool] = {}
 
-    # -- module ---------------------------------------------------------------------
-    def visit_Module(self, node: ast.Module) -> None:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Import):
-                for a in sub.names:
-                    self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-            elif isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
-                for a in sub.names:
-                    self.aliases[a.asname or a.name] = f"{sub.module}.{a.name}"
+    def register(self, walker: Walker) -> None:
         roots = {v.split(".")[0] for v in self.aliases.values()}
         level = [m for m in self.k.get("level_triggered_modules", ()) if m in roots]
         if level:
             self.level_why = f"imports {level[0]}"
             for fn in self.facts.functions:
                 fn.markers.append({"m": "level_triggered", "why": self.level_why})
-        self.generic_visit(node)
+        walker.enter(_FUNCTIONS, self.enter_function)
+        walker.leave(_FUNCTIONS, self.leave_function)
+        walker.enter(_WITHS, self.enter_with)
+        walker.leave(ast.withitem, self.leave_withitem)
+        walker.leave(_WITHS, self.leave_with)
+        walker.after_field(_TRIES, "orelse", self.enter_finally)
+        walker.leave(_TRIES, self.leave_try)
+        walker.enter(ast.ExceptHandler, self.enter_handler)
+        walker.leave(ast.ExceptHandler, self.leave_handler)
+        walker.enter(ast.Call, self.enter_call)
+        walker.after_field(ast.Call, "func", self.after_callee)
+        walker.leave(ast.Call, self.leave_call)
 
     # -- functions: scopes do not cross a function boundary -------------------------------
-    def _function(self, node: ast.AST) -> None:
-        saved, saved_fn = self.scopes, self.function
+    def enter_function(self, node: ast.AST) -> None:
+        self.saved.append((self.scopes, self.function))
         fact = self.functions.get(getattr(node, "lineno", 0))
         self.scopes, self.function = [], fact.sym if fact else self.function
-        self.generic_visit(node)
-        self.scopes, self.function = saved, saved_fn
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+    def leave_function(self, node: ast.AST) -> None:
+        self.scopes, self.function = self.saved.pop()
 
-    # -- with / async with ------------------------------------------------------------------
-    def _with(self, node: ast.With | ast.AsyncWith) -> None:
-        pushed = 0
-        for item in node.items:
-            self.visit(item)  # the scope's own call runs outside it
-            expr = item.context_expr
-            if not isinstance(expr, ast.Call):
-                continue
-            name = self.qualified(expr.func)
-            if name and self._shielded(expr, name):
-                self.scopes.append("shield")
-                pushed += 1
-            if name and self._matches(name, "deadline_scopes"):
-                self.scopes.append(f"with:{self._site_of(expr)}")
-                pushed += 1
-        for stmt in node.body:
-            self.visit(stmt)
-        del self.scopes[len(self.scopes) - pushed:]
+    # -- with / async with: the scope's own call runs outside it ----------------------------
+    def enter_with(self, node: ast.AST) -> None:
+        self.pushed.append(0)
 
-    visit_With = visit_AsyncWith = _with
+    def leave_withitem(self, item: ast.withitem) -> None:
+        expr = item.context_expr
+        if expr.__class__ is not ast.Call:
+            return
+        name = self.qualified(expr.func)
+        if not name:
+            return
+        if self._shielded(expr, name):
+            self.scopes.append("shield")
+            self.pushed[-1] += 1
+        if self._matches(name, "deadline_scopes"):
+            self.scopes.append(f"with:{self._site_of(expr)}")
+            self.pushed[-1] += 1
+
+    def leave_with(self, node: ast.AST) -> None:
+        pushed = self.pushed.pop()
+        if pushed:
+            del self.scopes[len(self.scopes) - pushed:]
 
     def _shielded(self, call: ast.Call, name: str) -> bool:
         if not self._matches(name, "shield_scopes"):
@@ -109,21 +129,19 @@ class _ScopeVisitor(ast.NodeVisitor):
         return f"deadline@{call.lineno}:{call.col_offset + 1}"
 
     # -- try / except / finally ------------------------------------------------------------
-    def _try(self, node: ast.Try) -> None:
-        for stmt in node.body + node.orelse:
-            self.visit(stmt)
-        for handler in node.handlers:
-            self.scopes.append("except:" + ",".join(self._caught(handler.type)))
-            self.visit(handler)
-            self.scopes.pop()
+    def enter_handler(self, handler: ast.ExceptHandler) -> None:
+        self.scopes.append("except:" + ",".join(self._caught(handler.type)))
+
+    def leave_handler(self, handler: ast.ExceptHandler) -> None:
+        self.scopes.pop()
+
+    def enter_finally(self, node: ast.Try) -> None:
         if node.finalbody:
             self.scopes.append("finally")
-            for stmt in node.finalbody:
-                self.visit(stmt)
-            self.scopes.pop()
 
-    visit_Try = _try
-    visit_TryStar = _try
+    def leave_try(self, node: ast.Try) -> None:
+        if node.finalbody:
+            self.scopes.pop()
 
     def _caught(self, expr: ast.expr | None) -> list[str]:
         if expr is None:
@@ -135,31 +153,28 @@ class _ScopeVisitor(ast.NodeVisitor):
         return [self.qualified(expr) or "?"]
 
     # -- calls ------------------------------------------------------------------------------
-    def visit_Call(self, node: ast.Call) -> None:
-        fact = self._fact(node)
-        if fact is not None:
-            fact.scopes = list(self.scopes)
-        name = self.qualified(node.func)
-        self.visit(node.func)
-        if name and self._matches(name, "shield_calls"):
-            self.scopes.append("shield")
-            for arg in node.args + [k.value for k in node.keywords]:
-                self.visit(arg)
-            self.scopes.pop()
-            return
-        if name and self._matches(name.rsplit(".", 1)[-1], "streaming_responses"):
-            self._mark_streaming_body(node)
-        for arg in node.args:
-            self.visit(arg)
-        for kw in node.keywords:
-            self.visit(kw)
-
-    def _fact(self, node: ast.Call) -> CallFact | None:
+    def enter_call(self, node: ast.Call) -> None:
         hits = self.calls.get((node.lineno, node.col_offset + 1))
         if hits:
-            return hits[0] if len(hits) == 1 else next(
+            fact = hits[0] if len(hits) == 1 else next(
                 (c for c in hits if c.span.end_line == node.end_lineno), hits[0])
-        return None
+            fact.scopes = list(self.scopes)
+        name = self.qualified(node.func)
+        shield = False
+        if name:
+            if self._matches(name, "shield_calls"):
+                shield = True
+            elif self._matches(name.rsplit(".", 1)[-1], "streaming_responses"):
+                self._mark_streaming_body(node)
+        self.shields.append(shield)
+
+    def after_callee(self, node: ast.Call) -> None:
+        if self.shields[-1]:
+            self.scopes.append("shield")
+
+    def leave_call(self, node: ast.Call) -> None:
+        if self.shields.pop():
+            self.scopes.pop()
 
     def _mark_streaming_body(self, node: ast.Call) -> None:
         body = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "content"), None)
@@ -177,13 +192,17 @@ class _ScopeVisitor(ast.NodeVisitor):
     # -- names ------------------------------------------------------------------------------
     def qualified(self, expr: ast.expr) -> str | None:
         parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
+        while expr.__class__ is ast.Attribute:
             parts.append(expr.attr)
             expr = expr.value
-        if not isinstance(expr, ast.Name):
+        if expr.__class__ is not ast.Name:
             return None
         parts.append(self.aliases.get(expr.id, expr.id))
         return ".".join(reversed(parts))
 
     def _matches(self, name: str, key: str) -> bool:
-        return any(name == p or fnmatchcase(name, p) for p in self.k.get(key, ()))
+        hit = self.matched.get((name, key))
+        if hit is None:
+            hit = any(name == p or fnmatchcase(name, p) for p in self.patterns[key])
+            self.matched[(name, key)] = hit
+        return hit

@@ -7,7 +7,8 @@ deadline scopes (`async with asyncio.timeout(…)`) hold a streamed read.
 - `SiteFact.extra["covers_stream"] = {"how", "line", "col"}` on a `context_deadline` site
   of a `with` statement whose body holds such a read.
 Names come from `rules/catalog/streams.toml` (`[python]`). Only files with a candidate
-call are walked, one function at a time.
+call are hooked into the shared walk (py_marks.py); each function is examined when the walk
+leaves it, over its own nodes (not those of nested functions, classes or lambdas).
 """
 
 from __future__ import annotations
@@ -15,25 +16,60 @@ from __future__ import annotations
 import ast
 
 from deadline_audit.catalog import Catalog
+from deadline_audit.extract.py_marks import MarkContext, Walker, run_marker_passes
 from deadline_audit.facts import FileFacts
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def run(tree: ast.Module, facts: FileFacts, catalog: Catalog) -> None:
-    spec = catalog.file("streams").get("python", {})
+    run_marker_passes(tree, facts, catalog, ("py_marks_streams",))
+
+
+def register(ctx: MarkContext, walker: Walker):
+    facts = ctx.facts
+    spec = ctx.catalog.file("streams").get("python", {})
     methods = set(spec.get("stream_methods", ())) | set(spec.get("stream_calls", ()))
     names = methods | set(spec.get("request_methods", ()))
     if not any(c.callee.get("name") in names for c in facts.calls):
-        return
+        return None
     calls = {}
     for c in facts.calls:
         if c.callee.get("k") == "method":
             calls.setdefault((c.span.line, c.callee["name"]), c)
-    scopes = [s for s in facts.sites if s.role == "context_deadline"]
-    for node in ast.walk(tree):
-        if isinstance(node, _FUNCS):
-            _Function(spec, calls, scopes).run(node)
+    scopes = ctx.deadline_sites
+    own: list[list | None] = [None]  # per open function: its own relevant nodes, post-order
+
+    def enter_function(node: ast.AST) -> None:
+        own.append([])
+
+    def leave_function(node: ast.AST) -> None:
+        nodes = own.pop()
+        if nodes:
+            nodes.reverse()  # reversed post-order = the right-to-left pre-order of `_own_nodes`
+            _Function(spec, calls, scopes).run_nodes(nodes)
+
+    def enter_opaque(node: ast.AST) -> None:
+        own.append(None)
+
+    def leave_opaque(node: ast.AST) -> None:
+        own.pop()
+
+    def collect(node: ast.AST) -> None:
+        nodes = own[-1]
+        if nodes is not None:
+            nodes.append(node)
+
+    walker.enter(_FUNCS, enter_function)
+    walker.leave(_FUNCS, leave_function)
+    walker.enter((ast.ClassDef, ast.Lambda), enter_opaque)
+    walker.leave((ast.ClassDef, ast.Lambda), leave_opaque)
+    walker.leave(_RELEVANT, collect)
+    return None
+
+
+# the only node types `_Function.run` acts on
+_RELEVANT = (ast.With, ast.AsyncWith, ast.Assign, ast.For, ast.AsyncFor, ast.Call)
 
 
 class _Function:
@@ -47,7 +83,9 @@ class _Function:
         self.withs: list[tuple[ast.AST, list]] = []  # deadline `with` statements and their sites
 
     def run(self, fn: ast.AST) -> None:
-        body = list(_own_nodes(fn))
+        self.run_nodes(list(_own_nodes(fn)))
+
+    def run_nodes(self, body: list) -> None:
         for node in body:
             if isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
