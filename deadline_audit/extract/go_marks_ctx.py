@@ -43,7 +43,10 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if b"go " not in source and b"<-" not in source:
         return
     joins = tuple(catalog.file("terminal_writes").get("go", {}).get("join_methods", ("Wait",)))
-    caps = QueryCursor(_query(joins)).captures(tree.root_node)
+    # py-tree-sitter 0.26 returns each capture list in no reliable order: sort by
+    # position so that markers (which wait joins a goroutine) are deterministic
+    caps = {name: sorted(nodes, key=lambda n: (n.start_byte, n.end_byte))
+            for name, nodes in QueryCursor(_query(joins)).captures(tree.root_node).items()}
     pos = Positions(source)
     calls = {(c.span.line, c.span.column): c for c in facts.calls if c.in_go}
     functions = {(f.span.line, f.span.column): f for f in facts.functions}
