@@ -50,41 +50,48 @@ def extract_python(path: str, source: bytes, module: str, catalog: Catalog) -> F
         return facts
     is_package = path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
     with _no_gc():
-        try:
-            encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
-            text = source.decode(encoding)
-        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-            facts.problems.append(InputProblem(f"cannot decode: {exc}"))
+        # the trees die with `_parse_and_extract`'s frame, before the collector is back on:
+        # re-enabled over a live tree, its first pass would scan every node of it
+        return _parse_and_extract(path, source, module, is_package, idx, facts)
+
+
+def _parse_and_extract(path: str, source: bytes, module: str, is_package: bool, idx: PyIndex,
+                       facts: FileFacts) -> FileFacts:
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+        text = source.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        facts.problems.append(InputProblem(f"cannot decode: {exc}"))
+        return facts
+    # The stdlib parse comes first: it is cheap, gives positions, and refuses
+    # pathological nesting that crashes or stalls libcst's native parser.
+    positions: AstPositions | None = None
+    try:
+        positions = AstPositions(text)
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
+            facts.problems.append(InputProblem(f"syntax error: {exc.msg}", exc.lineno, exc.offset))
             return facts
-        # The stdlib parse comes first: it is cheap, gives positions, and refuses
-        # pathological nesting that crashes or stalls libcst's native parser.
-        positions: AstPositions | None = None
+    except (RecursionError, MemoryError):
+        facts.problems.append(InputProblem("file too deeply nested to parse"))
+        return facts
+    # (at the default recursion limit, so that nesting which would crash libcst's
+    # native parser is refused here first)
+    with _recursion_limit(RECURSION_LIMIT):
         try:
-            positions = AstPositions(text)
-        except SyntaxError as exc:
-            if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
-                facts.problems.append(InputProblem(f"syntax error: {exc.msg}", exc.lineno, exc.offset))
-                return facts
-        except (RecursionError, MemoryError):
+            tree = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            facts.problems.append(InputProblem(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1))
+            return facts
+        except RecursionError:
             facts.problems.append(InputProblem("file too deeply nested to parse"))
             return facts
-        # (at the default recursion limit, so that nesting which would crash libcst's
-        # native parser is refused here first)
-        with _recursion_limit(RECURSION_LIMIT):
-            try:
-                tree = cst.parse_module(source)
-            except cst.ParserSyntaxError as exc:
-                facts.problems.append(InputProblem(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1))
-                return facts
-            except RecursionError:
-                facts.problems.append(InputProblem("file too deeply nested to parse"))
-                return facts
-            try:
-                return _extract(path, module, is_package, idx, tree, positions, facts)
-            except RecursionError:
-                fresh = FileFacts(path=path, kind="python", lines=facts.lines, module=module)
-                fresh.problems.append(InputProblem("file too deeply nested to analyse"))
-                return fresh
+        try:
+            return _extract(path, module, is_package, idx, tree, positions, facts)
+        except RecursionError:
+            fresh = FileFacts(path=path, kind="python", lines=facts.lines, module=module)
+            fresh.problems.append(InputProblem("file too deeply nested to analyse"))
+            return fresh
 
 
 def _extract(path: str, module: str, is_package: bool, idx: PyIndex, tree: cst.Module,
