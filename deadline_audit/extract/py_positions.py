@@ -44,6 +44,37 @@ _KINDS: dict[type, str] = {
     ast.Subscript: "subscript",
 }
 _SKIP = (ast.JoinedStr, ast.pattern)
+_NUMBER_TYPES = (int, float, complex)
+_LIST, _SCALAR = 0, 1
+# Fields that never hold a node with a position we take, or nodes below one: identifiers,
+# flags, and the singleton `ctx` / operator nodes.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "name", "level", "module",
+                          "type_comment", "is_async", "simple", "conversion", "kind", "tag"})
+_PLANS: dict[type, tuple[tuple[str, int], ...]] = {type(None): (), str: ()}
+
+
+def _plan(node: ast.AST) -> tuple[tuple[str, int], ...]:
+    """The child fields of a node type, in `_fields` order, and their shape."""
+    cls = node.__class__
+    if isinstance(node, _SKIP) or cls in (ast.Global, ast.Nonlocal):
+        plan: tuple[tuple[str, int], ...] = ()
+    else:
+        fields = []
+        for field in cls._fields:
+            if field in _LEAF_FIELDS:
+                continue
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                fields.append((field, _LIST))
+            else:
+                fields.append((field, _SCALAR))
+        plan = tuple(fields)
+    _PLANS[cls] = plan
+    return plan
+
+
+def _start_then_longest(n: Any) -> tuple[int, int, int, int]:
+    return (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0))
 
 
 def _ast_name(node: ast.AST) -> str | None:
@@ -72,25 +103,38 @@ class AstPositions:
         buckets: dict[str, list[Any]] = {k: [] for k in {*_KINDS.values(), "num"}}
         numbers = buckets["num"]
         kinds = _KINDS
+        plans = _PLANS
+        constant = ast.Constant
+        number_types = _NUMBER_TYPES
         stack: list[ast.AST] = [tree]
-        iter_children = ast.iter_child_nodes
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        # the same nodes, in the same order, as `stack.extend(ast.iter_child_nodes(node))`,
+        # minus leaves nothing is taken from (`ctx`, operators)
         while stack:
-            node = stack.pop()
-            kind = kinds.get(type(node))
+            node = pop()
+            cls = node.__class__
+            kind = kinds.get(cls)
             if kind is not None:
                 buckets[kind].append(node)
-            elif type(node) is ast.Constant:
-                if type(node.value) in (int, float, complex):
+            elif cls is constant:
+                if node.value.__class__ in number_types:
                     numbers.append(node)
                 continue
-            elif isinstance(node, _SKIP):
-                continue
-            stack.extend(iter_children(node))
+            plan = plans.get(cls)
+            if plan is None:
+                plan = _plan(node)
+            for field, shape in plan:
+                value = getattr(node, field)
+                if shape == _LIST:
+                    extend(value)  # a None in a list (`Dict.keys`, `kw_defaults`) has the empty plan
+                elif value is not None:
+                    push(value)
         for nodes in buckets.values():
-            nodes.sort(key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)))
+            nodes.sort(key=_start_then_longest)
         self._buckets = buckets
         self._next = dict.fromkeys(buckets, 0)
         self._lines = text.split("\n")
+        self._ascii = text.isascii()
 
     def take(self, kind: str, name: str | None = None) -> Span:
         i = self._next[kind]
@@ -101,6 +145,8 @@ class AstPositions:
         node = nodes[i]
         if name is not None and _ast_name(node) != name:
             raise Misaligned(f"{kind} #{i}: {name!r} vs {_ast_name(node)!r}")
+        if self._ascii:  # columns are bytes + 1
+            return Span(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno, (node.end_col_offset or 0) + 1)
         return Span(node.lineno, self._col(node.lineno, node.col_offset),
                     node.end_lineno or node.lineno,
                     self._col(node.end_lineno or node.lineno, node.end_col_offset or 0))
