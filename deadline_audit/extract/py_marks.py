@@ -153,12 +153,18 @@ class Walker:
 
     def walk(self, tree: ast.AST) -> None:
         self._plans.clear()
+        # leaves no pass hooks are never visited (names, constants, and non-node values)
+        self._inert = {cls for cls in (ast.Name, ast.Constant, type(None), str, int)
+                       if cls not in self._enter and cls not in self._leave}
         self._visit(tree, 0)
 
     def _plan(self, cls: type) -> tuple:
-        fields = tuple((f, tuple(self._after.get((cls, f), ()))) for f in cls._fields
-                       if f not in _LEAF_FIELDS and not (f == "value" and cls in (ast.Constant, ast.MatchSingleton)))
-        plan = (tuple(self._enter.get(cls, ())), fields, tuple(self._leave.get(cls, ())))
+        if not (isinstance(cls, type) and issubclass(cls, ast.AST)):
+            plan: tuple = ((), (), ())
+        else:
+            fields = tuple((f, tuple(self._after.get((cls, f), ()))) for f in cls._fields
+                           if f not in _LEAF_FIELDS and not (f == "value" and cls in (ast.Constant, ast.MatchSingleton)))
+            plan = (tuple(self._enter.get(cls, ())), fields, tuple(self._leave.get(cls, ())))
         self._plans[cls] = plan
         return plan
 
@@ -173,14 +179,14 @@ class Walker:
                 hook(node)
         depth += 1
         visit = self._visit
-        AST = ast.AST
+        inert = self._inert
         for name, after in fields:
             value = getattr(node, name)
             if value.__class__ is list:
                 for child in value:
-                    if isinstance(child, AST):
+                    if child.__class__ not in inert:
                         visit(child, depth)
-            elif isinstance(value, AST):
+            elif value.__class__ not in inert:
                 visit(value, depth)
             for hook in after:
                 hook(node)
