@@ -88,6 +88,25 @@ def string_value(node: cst.BaseString) -> str | bytes | None:
         return None
 
 
+_EXPR, _STMT, _GENERIC, _TRIVIA = 0, 1, 2, 3
+_CHILD_KINDS: dict[type, int] = {}  # libcst node type -> how `walk_generic` treats it
+
+
+def _child_kind(cls: type) -> int:
+    """`isinstance` against libcst's abstract bases, once per node type (they are ABCs)."""
+    if issubclass(cls, cst.BaseExpression):
+        kind = _EXPR
+    elif issubclass(cls, (cst.BaseStatement, cst.BaseSmallStatement)):
+        kind = _STMT
+    elif issubclass(cls, (cst.BaseParenthesizableWhitespace, cst.Comma, cst.Newline, cst.EmptyLine,
+                          cst.TrailingWhitespace)):
+        kind = _TRIVIA
+    else:
+        kind = _GENERIC
+    _CHILD_KINDS[cls] = kind
+    return kind
+
+
 def is_upper_const(name: str) -> bool:
     return name.isupper() or (name[:1].isupper() and not name.isupper() and "_" not in name)
 
@@ -104,13 +123,16 @@ class ExprMixin:
         return handler(self, node)
 
     def walk_generic(self: Extractor, node: cst.CSTNode) -> None:
+        kinds = _CHILD_KINDS
         for child in node.children:
-            if isinstance(child, cst.BaseExpression):
+            kind = kinds.get(child.__class__)
+            if kind is None:
+                kind = _child_kind(child.__class__)
+            if kind == _EXPR:
                 self.expr(child)
-            elif isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement)):
+            elif kind == _STMT:
                 self.stmt(child)
-            elif not isinstance(child, (cst.BaseParenthesizableWhitespace, cst.Comma, cst.Newline,
-                                        cst.EmptyLine, cst.TrailingWhitespace)):
+            elif kind == _GENERIC:
                 self.walk_generic(child)
 
     # -- leaves -------------------------------------------------------------------------
