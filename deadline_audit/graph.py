@@ -647,6 +647,11 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
     modules = {f.module for f in facts if f.kind == "python" and f.module}
     if not modules:
         return
+    by_suffix: dict[str, set[str]] = defaultdict(set)  # "lease" -> {"svc.lease", …}
+    for m in modules:
+        parts = m.split(".")
+        for i in range(1, len(parts)):
+            by_suffix[".".join(parts[i:])].add(m)
     memo: dict[str, str] = {}
 
     def canon_dotted(dotted: str) -> str:
@@ -657,7 +662,10 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
         if not any(".".join(parts[:i]) in modules for i in range(len(parts), 0, -1)):
             for i in range(len(parts), 0, -1):
                 mod = ".".join(parts[:i])
-                hits = {m for m in modules if m.endswith("." + mod) or mod.endswith("." + m)}
+                hits = set(by_suffix.get(mod, ()))  # known modules that end with `mod`
+                mod_parts = mod.split(".")
+                hits.update(tail for tail in (".".join(mod_parts[j:]) for j in range(1, len(mod_parts)))
+                            if tail in modules)  # known modules that `mod` ends with
                 if len(hits) == 1:
                     result = ".".join([hits.pop(), *parts[i:]])
                     break
