@@ -5,15 +5,13 @@
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from deadline_audit import checks
 from deadline_audit.catalog import Catalog, load_catalog
+from deadline_audit.collector import collector_paused
 from deadline_audit.config import RULE_IDS, Config
 from deadline_audit.discovery import SourceFile, discover
 from deadline_audit.extract_cache import FactCache
@@ -46,23 +44,10 @@ class ExtractJob:
     go_module: str | None = None  # Go: the go.mod module path
 
 
-@contextmanager
-def _collector_waits() -> Iterator[None]:
-    """Facts and the graph are long-lived and acyclic in practice: the cyclic collector
-    would rescan them again and again while they grow and while checks allocate
-    (LIBRARIES.md), so it waits until the run is over."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
           progress: bool = False) -> Build:
-    with _collector_waits():
+    # facts and the graph are long-lived and acyclic in practice: no cyclic GC while they grow
+    with collector_paused():
         return _build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
 
 
@@ -102,7 +87,7 @@ def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, pro
 
 
 def run_checks(result: Build, config: Config) -> list[Finding]:
-    with _collector_waits():
+    with collector_paused():
         return _run_checks(result, config)
 
 

@@ -9,13 +9,13 @@ fields and function results). All API knowledge comes from the catalog.
 from __future__ import annotations
 
 import bisect
-import gc
 from typing import Any
 
 import tree_sitter_go as tsgo
 from tree_sitter import Language, Parser, Query, QueryCursor
 
 from deadline_audit.catalog import Catalog
+from deadline_audit.collector import collector_paused
 from deadline_audit.extract.go_marks import run_marker_passes
 from deadline_audit.extract.go_expr import _OPS, GoExprs
 from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
@@ -734,12 +734,7 @@ def extract_go(path: str, source: bytes, import_path: str, module_path: str | No
     """Facts of one Go file. Pure: no filesystem, no environment."""
     # The walk allocates a few dicts and Nodes per syntax node and frees almost none of
     # them before the end: the cyclic collector would rescan them again and again.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         go_file = _GoFile(path, source, import_path, module_path, go_catalog(catalog))
         go_file.catalog_full = catalog
         return go_file.run()
-    finally:
-        if was_enabled:
-            gc.enable()

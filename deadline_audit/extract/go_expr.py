@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from deadline_audit.extract.go_text import CONFIG_FILE_RE, parse_number, unquote
+from deadline_audit.extract.go_text import CONFIG_FILE_RE, parse_number, selector_parts, unquote
 from deadline_audit.facts import CallFact, Expr, SiteFact
 
 if TYPE_CHECKING:
@@ -173,13 +173,7 @@ class GoExprs:
         return {"k": "op", "op": op, "args": [left, right], "at": self.at(node)}
 
     def e_selector(self, node: Any, store: Expr | None) -> Expr:
-        if self.clean:
-            ch = node.named_children
-            operand = ch[0]
-            fname = self.text(ch[-1])
-        else:
-            operand = node.child_by_field_name("operand")
-            fname = self.text(node.child_by_field_name("field"))
+        operand, fname = selector_parts(node, self.clean, self.text)
         if operand.type == "identifier":
             ip = self.alias(self.text(operand))
             if ip is not None:

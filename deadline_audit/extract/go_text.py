@@ -4,6 +4,7 @@ go.mod, and a per-catalog index of the Go knowledge the extractor asks for."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from deadline_audit.catalog import Catalog, SiteSpec
@@ -147,6 +148,15 @@ def parse_struct_tag(tag: str) -> dict[str, str]:
 
 
 _VERSION_SUFFIX = re.compile(r"^v[0-9]+$")
+
+
+def selector_parts(node: Any, clean: bool, text: Callable[[Any], str]) -> tuple[Any, str]:
+    """`x.f` -> (operand node, field name). In an error-free file the fields sit at fixed
+    child positions, which is cheaper than looking them up by name."""
+    if clean:
+        children = node.named_children
+        return children[0], text(children[-1])
+    return node.child_by_field_name("operand"), text(node.child_by_field_name("field"))
 
 
 def default_alias(import_path: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deadline_audit.extract.go_text import parse_struct_tag, unquote
+from deadline_audit.extract.go_text import parse_struct_tag, selector_parts, unquote
 
 _BUILTIN_TYPES = frozenset(
     "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune "
@@ -133,13 +133,7 @@ class GoTypes:
             inner = node.named_children
             return self.static_type(inner[0]) if inner else None
         if t == "selector_expression":
-            if self.clean:
-                ch = node.named_children
-                operand = ch[0]
-                fname = self.text(ch[-1])
-            else:
-                operand = node.child_by_field_name("operand")
-                fname = self.text(node.child_by_field_name("field"))
+            operand, fname = selector_parts(node, self.clean, self.text)
             if operand.type == "identifier":
                 ip = self.alias(self.text(operand))
                 if ip is not None:

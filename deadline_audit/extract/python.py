@@ -12,7 +12,6 @@ their order; libcst's `PositionProvider` is the fallback when the two trees disa
 
 from __future__ import annotations
 
-import gc
 import io
 import sys
 import tokenize
@@ -23,6 +22,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from deadline_audit.catalog import Catalog
+from deadline_audit.collector import collector_paused
 from deadline_audit.extract.py_index import PyIndex, index_for
 from deadline_audit.extract.py_marks import run_marker_passes
 from deadline_audit.extract.py_positions import AstPositions, LibcstPositions, Misaligned
@@ -49,7 +49,7 @@ def extract_python(path: str, source: bytes, module: str, catalog: Catalog) -> F
     if not idx.prefilter.search(source):
         return facts
     is_package = path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
-    with _no_gc():
+    with collector_paused():
         # the trees die with `_parse_and_extract`'s frame, before the collector is back on:
         # re-enabled over a live tree, its first pass would scan every node of it
         return _parse_and_extract(path, source, module, is_package, idx, facts)
@@ -114,19 +114,6 @@ def _extract(path: str, module: str, is_package: bool, idx: PyIndex, tree: cst.M
     if positions is not None:  # the stdlib tree exists, only the pairing failed
         run_marker_passes(positions.tree, facts, idx.catalog)
     return facts
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """libcst allocates hundreds of thousands of nodes per file; the cyclic collector would
-    rescan them again and again while they are built (the tree is dropped right after)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @contextmanager
