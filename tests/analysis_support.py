@@ -28,3 +28,15 @@ def where(finding) -> tuple[str, str, int]:
 
 def rel(location) -> tuple[str, int]:
     return Path(location.path).resolve().relative_to(FIXTURES).as_posix(), location.line
+
+
+def rule_findings(result, rule_id: str) -> list[tuple[str, str, int]]:
+    """Sorted (rule, path below fixtures/, line) of one rule's findings."""
+    return sorted(where(f) for f in result.findings if f.rule_id == rule_id)
+
+
+def finding_at(result, rule_id: str, path_suffix: str, line: int | None = None):
+    """The rule's finding in the file ending with `path_suffix` (at `line` when given)."""
+    return next(f for f in result.findings
+                if f.rule_id == rule_id and f.location.path.endswith(path_suffix)
+                and (line is None or f.location.line == line))

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_support import analyse, rel, where
+from analysis_support import analyse, finding_at, rel, rule_findings, where
 
 
 def da101(result):
-    return sorted(where(f) for f in result.findings if f.rule_id == "DA101")
+    return rule_findings(result, "DA101")
 
 
 def by_line(result, path_suffix: str, line: int):
-    return next(f for f in result.findings
-                if f.rule_id == "DA101" and f.location.path.endswith(path_suffix) and f.location.line == line)
+    return finding_at(result, "DA101", path_suffix, line)
 
 
 # -- the incident (SPEC §1.1) ----------------------------------------------------------

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from analysis_support import analyse, rel, where
+from analysis_support import analyse, finding_at, rel, rule_findings
 
 
 def da102(result):
-    return sorted(where(f) for f in result.findings if f.rule_id == "DA102")
+    return rule_findings(result, "DA102")
 
 
 def at(result, suffix: str):
-    return next(f for f in result.findings if f.rule_id == "DA102" and f.location.path.endswith(suffix))
+    return finding_at(result, "DA102", suffix)
 
 
 def test_go_shapes():

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from analysis_support import analyse, build, rel, where
+from analysis_support import analyse, build, finding_at, rel, rule_findings
 from deadline_audit.checks import da201
 
 
 def da201_findings(result):
-    return sorted(where(f) for f in result.findings if f.rule_id == "DA201")
+    return rule_findings(result, "DA201")
 
 
 def at(result, path_suffix: str, line: int):
-    return next(f for f in result.findings
-                if f.rule_id == "DA201" and f.location.path.endswith(path_suffix) and f.location.line == line)
+    return finding_at(result, "DA201", path_suffix, line)
 
 
 # -- the incident (SPEC §1.2) ----------------------------------------------------------

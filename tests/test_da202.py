@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from analysis_support import analyse, rel, where
+from analysis_support import analyse, rel, rule_findings
 
 
 def da202_findings(result):
-    return sorted(where(f) for f in result.findings if f.rule_id == "DA202")
+    return rule_findings(result, "DA202")
 
 
 def test_go_shapes():
