@@ -47,6 +47,7 @@ class SiteSpec:
     absolute: bool = False
     temporal: str | None = None
     note: str = ""
+    stream_fix: str = ""  # DA102: what to do instead when this deadline covers a stream
 
     def matches_func(self, qualified: str) -> bool:
         return any(fnmatchcase(qualified, pattern) for pattern in self.funcs)
@@ -152,6 +153,7 @@ def _site_spec(lang: str, entry: dict[str, Any]) -> SiteSpec:
             absolute=bool(entry.get("absolute", False)),
             temporal=entry.get("temporal"),
             note=entry.get("note", ""),
+            stream_fix=entry.get("stream_fix", ""),
         )
     except KeyError as exc:
         raise CatalogError(f"catalog site entry {entry!r} lacks key {exc.args[0]!r}") from None

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from deadline_audit.checks.evidence import describe_seconds, flow_steps, location_of
+from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.findings import Finding, Related
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
 
@@ -176,7 +176,7 @@ def _finding(graph: TimeoutGraph, shadow: Shadow) -> Finding:
                    "the call dies before the lease first expires, so renewal can never extend it")
     related = [Related(f"{_lease_kind(le)}lease set here ({describe_seconds(graph.g.nodes[le.id].get('effective_seconds'))})",
                        le.location) for le in shadow.leases]
-    source = shadow.common_source or _first_source(graph, shadow.site)
+    source = shadow.common_source or first_source(graph, shadow.site)
     return Finding(
         rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY,
         message=f"{head}{defaults}: {consequence}.",
@@ -199,12 +199,6 @@ def _default_clause(graph: TimeoutGraph, site: str, lease: str) -> str:
 def _lease_kind(lease: Lease) -> str:
     """The lease's own name when the call gives one (`runWithLease(ctx, "model_call", …)`)."""
     return f"{lease.name} " if lease.name else ""
-
-
-def _first_source(graph: TimeoutGraph, site: str) -> str | None:
-    sources = sorted(graph.sources(site))
-    env = [s for s in sources if s.startswith("env:")]
-    return (env or sources or [None])[0]
 
 
 def _fix(graph: TimeoutGraph, site: str) -> str:
@@ -240,7 +234,7 @@ def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
                      "the activity is killed before a missed heartbeat can ever be detected."),
             location=location_of(graph, stc.id),
             related=[Related(f"heartbeat timeout set here ({describe_seconds(h)})", location_of(graph, hb.id))],
-            flow=flow_steps(graph, _first_source(graph, stc.id), stc.id) if _first_source(graph, stc.id) else [],
+            flow=flow_steps(graph, first_source(graph, stc.id), stc.id) if first_source(graph, stc.id) else [],
             fix="make HeartbeatTimeout a fraction of StartToCloseTimeout (heartbeat well inside the run's budget).",
         )
 

@@ -16,14 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from deadline_audit.checks import da102_links as links
-from deadline_audit.checks.evidence import describe_seconds, flow_steps, location_of
+from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import TimeoutGraph
 
 RULE_ID, RULE_NAME, SEVERITY = "DA102", "deadline-covers-stream", "warning"
-
-_SERVER = "go:net/http.Server.WriteTimeout"
-
 
 def _shape(graph: TimeoutGraph, site) -> str | None:
     """Which of the three shapes a site can take part in, from its catalog entry: a server
@@ -92,32 +89,18 @@ def _finding(graph: TimeoutGraph, site: str, streams: list[links.Stream], what: 
     head = f"{label} {value}{default} also covers the {what} {first.name}"
     more = f" and {len(streams) - 1} more" if len(streams) > 1 else ""
     message = f"{head}{more}: every stream longer than that is cut mid-body."
-    source = _first_source(graph, site)
+    source = first_source(graph, site)
     return Finding(
         rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY, message=message,
         location=location_of(graph, site),
         related=[Related(s.note, Location(s.path, s.line, s.col)) for s in streams],
         flow=flow_steps(graph, source, site) if source else [],
-        fix=_fix(attrs.get("api", "")),
+        fix=_fix(graph, attrs.get("api", "")),
     )
 
 
-def _first_source(graph: TimeoutGraph, site: str) -> str | None:
-    sources = sorted(graph.sources(site))
-    env = [s for s in sources if s.startswith("env:")]
-    return (env or sources or [None])[0]
-
-
-def _fix(api: str) -> str:
-    if api == _SERVER:
-        return ("lift the deadline in the streaming handler: rc := http.NewResponseController(w); "
-                "rc.SetWriteDeadline(time.Time{}) (or re-arm it per event), and keep WriteTimeout for short handlers.")
-    if api == "go:net/http.Client.Timeout":
-        return ("use a client without Timeout for streams: bound connect/TLS/ResponseHeaderTimeout on the "
-                "Transport and cancel the stream by an idle timer or the caller's context.")
-    if api == "py:aiohttp.ClientSession.timeout":
-        return ("pass timeout=aiohttp.ClientTimeout(total=None, sock_connect=…, sock_read=…) to the session that "
-                "streams: its implicit default is a 300 s total, body included.")
-    if api.startswith("py:aiohttp"):
-        return "use ClientTimeout(total=None, sock_connect=…, sock_read=…) for streamed responses: an idle bound, not a total."
+def _fix(graph: TimeoutGraph, api: str) -> str:
+    spec = graph.catalog.site(api)
+    if spec is not None and spec.stream_fix:
+        return spec.stream_fix
     return "bound the stream by idleness (a per-read timeout reset on each chunk), not by one total deadline around it."

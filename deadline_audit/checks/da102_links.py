@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from deadline_audit.facts import Expr, SiteFact
 from deadline_audit.graph import Ctx, TimeoutGraph
 
-_SERVER_TYPE = "net/http.Server"
 
 
 @dataclass
@@ -136,9 +135,12 @@ def _server_literal(graph: TimeoutGraph, site: SiteFact, path: str) -> Expr | No
         candidates += [b.expr for b, _ in graph.bindings.get(holder, ())]
     if site.function in graph.functions:
         candidates += graph.functions[site.function][0].returns
+    spec = graph.spec(site)
+    if spec is None:
+        return None
     for expr in candidates:
-        if expr.get("k") == "obj" and expr.get("type") == _SERVER_TYPE and \
-                expr.get("fields", {}).get("WriteTimeout") == site.value:
+        if expr.get("k") == "obj" and expr.get("type") == spec.type and \
+                expr.get("fields", {}).get(spec.field) == site.value:
             return expr
     return None
 
@@ -165,11 +167,14 @@ def _servers(graph: TimeoutGraph) -> dict[str, int]:
     """Go module → how many `http.Server{…}` literals are written in it."""
     key = ("_da102_servers",)
     if key not in graph._memo:
+        # server types are those the catalog gives a write deadline (net/http.Server)
+        server_types = {s.type for s in graph.catalog.sites
+                        if s.role == "server_write_deadline" and s.kind == "field" and s.type}
         literals: dict[str, set[str]] = {}
         exprs = [(b.expr, p) for binds in graph.bindings.values() for b, p in binds]
         exprs += [(r, p) for fn, p in graph.functions.values() for r in fn.returns]
         for expr, path in exprs:
-            if expr.get("k") == "obj" and expr.get("type") == _SERVER_TYPE:
+            if expr.get("k") == "obj" and expr.get("type") in server_types:
                 literals.setdefault(_module_of(graph, path), set()).add(f"{path}:{_literal_key(expr)}")
         graph._memo[key] = {module: len(found) for module, found in literals.items()}
     return graph._memo[key]

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from deadline_audit.checks.evidence import describe_seconds, flow_steps, location_of
+from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.facts import CallFact, Expr
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
@@ -320,9 +320,9 @@ def _finding(graph: TimeoutGraph, period: str, ttl: Ttl, p: float, t: float, rat
                 f"{describe_seconds(t)} TTL it renews")
         consequence = "one slow or failed renewal lets the lease lapse while its holder is alive"
     defaults = _default_clause(graph, period, ttl)
-    source = _first_source(graph, period)
+    source = first_source(graph, period)
     if source is None or not source.startswith("env:"):
-        ttl_source = _first_source(graph, ttl.key) if ttl.key in graph.g else None
+        ttl_source = first_source(graph, ttl.key) if ttl.key in graph.g else None
         if ttl_source is not None and ttl_source.startswith("env:"):
             source, period_flow = ttl_source, ttl.key
         else:
@@ -345,8 +345,3 @@ def _default_clause(graph: TimeoutGraph, period: str, ttl: Ttl) -> str:
         return ""
     return f" (compiled defaults: every {describe_seconds(p)} for a {describe_seconds(t)} TTL)"
 
-
-def _first_source(graph: TimeoutGraph, node: str) -> str | None:
-    sources = sorted(graph.sources(node))
-    env = [s for s in sources if s.startswith("env:")]
-    return (env or sources or [None])[0]

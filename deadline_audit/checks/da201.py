@@ -23,7 +23,6 @@ from deadline_audit.findings import Finding, FlowStep, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 
 RULE_ID, RULE_NAME, SEVERITY = "DA201", "cancellable-terminal-write", "error"
-WRITE_TIMEOUT_API = "go:net/http.Server.WriteTimeout"
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
@@ -102,7 +101,9 @@ def _write_timeouts(graph: TimeoutGraph, path: str) -> list[tuple[Location, floa
     module = _go_module(graph, path)
     found = []
     for site, site_path in graph.sites:
-        if site.api == WRITE_TIMEOUT_API and _go_module(graph, site_path) == module:
+        spec = graph.spec(site)
+        server_write = spec is not None and spec.role == "server_write_deadline" and spec.kind == "field"
+        if server_write and _go_module(graph, site_path) == module:
             seconds = graph.g.nodes.get(site.id, {}).get("effective_seconds")
             if seconds:
                 found.append((Location(site_path, site.span.line, site.span.column), seconds))

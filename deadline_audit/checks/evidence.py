@@ -11,6 +11,14 @@ def describe_seconds(seconds: float | None) -> str:
     return format_seconds(seconds) if seconds is not None else "an unresolved value"
 
 
+def first_source(graph: TimeoutGraph, node: str) -> str | None:
+    """The root a finding's flow starts from: an env variable when one feeds the node
+    (that is where deployments change it), else the first other root."""
+    sources = sorted(graph.sources(node))
+    env = [s for s in sources if s.startswith("env:")]
+    return (env or sources or [None])[0]
+
+
 def location_of(graph: TimeoutGraph, node: str) -> Location:
     attrs = graph.g.nodes[node]
     return Location(attrs.get("path", ""), int(attrs.get("line") or 1), int(attrs.get("column") or 1))
