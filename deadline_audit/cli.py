@@ -373,15 +373,49 @@ def why(
     _print_input_errors(errors)
 
 
+class ReportFormat(str, Enum):
+    html = "html"
+    markdown = "markdown"
+
+
 @app.command(
-    epilog="Examples:\n\n  deadline-audit report . --output report.md\n\n  deadline-audit report . --output report.html"
+    epilog="Examples:\n\n  deadline-audit report . -o review.html\n\n  deadline-audit report . -o review.md\n\n"
+    "  deadline-audit report services/ --env-file deploy/.env --env-file deploy/prod.env -o review.html\n\n"
+    "Exit codes: 0 the review was written (findings do not change it), 2 usage/config/internal error."
 )
 def report(
     paths: PathsArg = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", dir_okay=False, help="report.md or report.html.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", dir_okay=False, help="review.html or review.md (default: Markdown on stdout).")] = None,
+    format: Annotated[ReportFormat | None, typer.Option("--format", "-f", help="html or markdown (default: from the output's suffix).", show_default=False)] = None,
+    select: Annotated[list[str] | None, typer.Option("--select", help="Rules to run: IDs or prefixes, comma separated, repeatable (replaces `select`).")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip: IDs or prefixes, comma separated, repeatable (adds to `ignore`).")] = None,
+    config_file: ConfigOpt = None,
+    env_file: EnvFileOpt = None,
+    jobs: JobsOpt = 1,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Architecture review: every timeout in the system, where its value comes from, what is wrong."""
-    _fail("`report` is not implemented yet; use `check --format markdown` or `graph` meanwhile")
+    from deadline_audit.report.review import analyse_for_review, format_for, render_review
+
+    fmt = format_for(output, format.value if format else None)
+    if fmt is None:
+        _fail(f"cannot tell the report format from {output}: name it .html or .md, or give --format")
+    targets = _paths(paths)
+    config = _load_config(targets, config_file, select=select, ignore=ignore, env_files=env_file)
+    try:
+        review = analyse_for_review(targets, config, jobs=jobs, use_cache=not no_cache)
+        text, extra = render_review(review, fmt, output_stem=output.stem if output is not None else None)
+    except Exception as e:
+        _internal_error("writing the review", e)
+    _write_output(text, output)
+    for name, content in extra.items():  # the full graph beside a cut picture
+        _write_output(content, output.parent / name)
+    if output is not None:
+        typer.echo(f"Wrote {output} ({len(review.findings)} findings, {len(review.inventory)} timeout sites, "
+                   f"{len(review.leases)} leases).", err=True)
+    _print_input_errors(review.errors)
+    if review.internal_errors:
+        raise typer.Exit(EXIT_ERROR)  # a check crashed: its rule's results are missing
 
 
 # --- rules / explain ----------------------------------------------------------------------

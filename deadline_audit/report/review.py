@@ -1,0 +1,412 @@
+"""`deadline-audit report`: the architecture review, as one model rendered twice
+(review_html.py, review_markdown.py).
+
+`analyse_for_review` runs the same pipeline as `check` but keeps the graph; `build_review`
+turns graph + findings into plain rows: the summary, the timeout inventory (every site,
+its values per env layer and profile, where they come from), the supervision arithmetic
+of every lease (review_leases.py) and the findings with their rule's advice. Renderers
+only format these rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from deadline_audit.findings import Finding, InputError
+from deadline_audit.report.humanize import format_seconds
+
+# Roles that detect failure (a renewable supervision) vs roles that allocate time (SPEC §1).
+DETECTOR_ROLES = ("lease", "heartbeat", "renewal", "timer", "ticker")
+ALLOCATOR_ROLES = ("transport_deadline", "read_timeout", "phase_timeout", "context_deadline",
+                   "server_write_deadline", "ceiling", "fallback")
+NOT_TIMEOUTS = ("terminal_write",)  # sites in the graph that carry no duration
+
+
+@dataclass
+class EnvFileRow:
+    path: str
+    role: str  # layer | profile | doc | unlisted
+    profile: str | None = None
+    rank: int | None = None  # layers: precedence, later wins
+
+
+@dataclass
+class Source:
+    """One root feeding a site: an env variable (with its layers) or a literal/config key."""
+
+    node: str
+    label: str
+    kind: str  # env | lit | cfg | sym
+    raw_by_file: dict[str, str] = field(default_factory=dict)  # env file path -> raw text
+    winner: str | None = None  # env file path whose value wins
+    defaults: list[tuple[float | None, str]] = field(default_factory=list)  # (seconds, "path:line")
+    chain: list[str] = field(default_factory=list)  # labels from the source to the site
+
+
+@dataclass
+class InventoryRow:
+    site: str
+    label: str
+    role: str
+    classification: str  # detector | allocator | other
+    component: str
+    path: str
+    line: int
+    column: int
+    effective_seconds: float | None
+    default_seconds: float | None
+    implicit: bool
+    sources: list[Source]
+    findings: list[str] = field(default_factory=list)  # rule ids reported at this site
+
+    @property
+    def winning(self) -> str:
+        """Where the effective value comes from: the winning env file, else the code."""
+        winners = sorted({s.winner for s in self.sources if s.winner})
+        if winners:
+            return ", ".join(winners)
+        if self.implicit:
+            return "library default"
+        if any(s.kind == "env" for s in self.sources):
+            return "compiled default"
+        return "code" if self.sources else "—"
+
+
+@dataclass
+class ReviewFinding:
+    finding: Finding
+    snippet: list[tuple[bool, int, str]]
+    use_instead: str  # the rule's "Use instead" section (Markdown)
+    summary: str
+
+
+@dataclass
+class Review:
+    title: str
+    roots: list[str]
+    files_scanned: int
+    lines_scanned: int
+    elapsed_s: float
+    findings: list[ReviewFinding]
+    errors: list[InputError]
+    suppressed: int
+    components: dict[str, dict[str, int]]  # component -> {"files", "lines", "sites"}
+    env_files: list[EnvFileRow]
+    inventory: list[InventoryRow]
+    leases: list  # review_leases.LeaseBudget
+    graph: object  # TimeoutGraph, for the picture
+    internal_errors: int  # checks that crashed: the command exits 2
+    component_of: dict[str, str]  # path -> component
+
+    @property
+    def by_rule(self) -> list[tuple[str, str, str, int]]:
+        counts = Counter((f.finding.rule_id, f.finding.rule, f.finding.severity) for f in self.findings)
+        return [(rid, name, sev, n) for (rid, name, sev), n in sorted(counts.items())]
+
+    @property
+    def by_severity(self) -> dict[str, int]:
+        counts = Counter(f.finding.severity for f in self.findings)
+        return {sev: counts.get(sev, 0) for sev in ("error", "warning", "info")}
+
+    @property
+    def layer_paths(self) -> list[str]:
+        return [e.path for e in self.env_files if e.role == "layer"]
+
+    @property
+    def profile_paths(self) -> list[str]:
+        return [e.path for e in self.env_files if e.role == "profile"]
+
+
+# -- running the pipeline ------------------------------------------------------------
+
+def analyse_for_review(paths: list[Path], config, *, jobs: int = 1, use_cache: bool = True) -> Review:
+    """The `check` pipeline (build, checks, suppressions), keeping the graph for the review."""
+    from deadline_audit import pipeline
+    from deadline_audit.postprocess import finalize, make_line_reader
+
+    started = time.perf_counter()
+    built = pipeline.build(paths, config, jobs=jobs, use_cache=use_cache)
+    raw = pipeline.run_checks(built, config)
+    read_lines = make_line_reader()
+    findings, suppressed = finalize(raw, config, read_lines)
+    return build_review(built, findings, suppressed=suppressed, config=config, roots=paths,
+                        elapsed_s=time.perf_counter() - started, read_lines=read_lines)
+
+
+def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=None,
+                 roots: list[Path] | None = None, elapsed_s: float = 0.0, read_lines=None) -> Review:
+    from deadline_audit.report.review_leases import lease_budgets
+
+    graph = built.graph
+    if read_lines is None:
+        from deadline_audit.postprocess import make_line_reader
+
+        read_lines = make_line_reader()
+    component_of = assign_components(built.facts, getattr(config, "components", {}) or {},
+                                     getattr(config, "root", None))
+    lease_names = {lease.id: f"lease {lease.name}" if lease.name else f"lease ({(lease.helper or '').rsplit('.', 1)[-1]})"
+                   for lease in graph.leases()}
+    inventory = _inventory(graph, findings, component_of, lease_names)
+    components: dict[str, dict[str, int]] = {}
+    for facts in built.facts:
+        comp = components.setdefault(component_of.get(facts.path, "—"), {"files": 0, "lines": 0, "sites": 0})
+        comp["files"] += 1
+        comp["lines"] += facts.lines
+    for row in inventory:
+        components.setdefault(row.component, {"files": 0, "lines": 0, "sites": 0})["sites"] += 1
+    env_files = sorted(
+        (EnvFileRow(f.path, f.env_role or "layer", f.profile, f.layer_rank) for f in built.facts if f.kind == "env"),
+        key=lambda e: ({"layer": 0, "profile": 1, "unlisted": 2, "doc": 3}.get(e.role, 4), e.rank or 0, e.path))
+    names = [_root_name(r) for r in (roots or [])]
+    return Review(
+        title="Timeout architecture review" + (f": {', '.join(names)}" if names else ""),
+        roots=names,
+        files_scanned=built.files_scanned,
+        lines_scanned=built.lines_scanned,
+        elapsed_s=round(elapsed_s, 2),
+        findings=[_review_finding(f, read_lines) for f in findings],
+        errors=list(built.errors),
+        suppressed=suppressed,
+        components=dict(sorted(components.items())),
+        env_files=env_files,
+        inventory=inventory,
+        leases=lease_budgets(graph),
+        graph=graph,
+        component_of=component_of,
+        internal_errors=getattr(built, "internal_errors", 0),
+    )
+
+
+def _root_name(root) -> str:
+    """How the review names an analysed path: `.` is named after its folder."""
+    path = Path(root)
+    return path.resolve().name if path.as_posix() in (".", "") else path.as_posix()
+
+
+# -- components ----------------------------------------------------------------------
+
+def assign_components(facts, configured: dict[str, list[str]], root: Path | None) -> dict[str, str]:
+    """path -> component: the configured component whose globs match (relative to the
+    config root), else the first folder below the files' common folder (a Go module or a
+    Python project side by side), else the folder itself."""
+    from fnmatch import fnmatchcase
+
+    paths = [f.path for f in facts]
+    out: dict[str, str] = {}
+    rel_root = None
+    if root is not None:
+        try:
+            rel_root = Path(root).resolve()
+        except OSError:
+            rel_root = None
+    common = _common_folder(paths)
+    for path in paths:
+        name = None
+        if configured:
+            rel = path
+            if rel_root is not None:
+                try:
+                    rel = (Path.cwd() / path).resolve().relative_to(rel_root).as_posix()
+                except ValueError:
+                    rel = path
+            name = next((c for c, globs in configured.items() if any(fnmatchcase(rel, g) for g in globs)), None)
+        if name is None:
+            parts = PurePosixPath(path).parts[len(common):]
+            name = parts[0] if len(parts) > 1 else (PurePosixPath(*common).name if common else ".") or "."
+        out[path] = name
+    return out
+
+
+def _common_folder(paths: list[str]) -> tuple[str, ...]:
+    folders = [PurePosixPath(p).parts[:-1] for p in paths]
+    if not folders:
+        return ()
+    common = folders[0]
+    for parts in folders[1:]:
+        n = 0
+        while n < min(len(common), len(parts)) and common[n] == parts[n]:
+            n += 1
+        common = common[:n]
+    return common
+
+
+def package_of(path: str) -> str:
+    """The folder a file sits in: a Go package, a Python package."""
+    parent = PurePosixPath(path).parent.as_posix()
+    return parent if parent != "." else "(root)"
+
+
+# -- inventory -----------------------------------------------------------------------
+
+def classification(role: str | None) -> str:
+    if role in DETECTOR_ROLES:
+        return "detector"
+    if role in ALLOCATOR_ROLES:
+        return "allocator"
+    return "other"
+
+
+def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
+               labels: dict[str, str]) -> list[InventoryRow]:
+    g = graph.g
+    at_site: dict[tuple[str, int], list[str]] = {}
+    for f in findings:
+        at_site.setdefault((f.location.path, f.location.line), []).append(f.rule_id)
+    rows = []
+    for node, a in g.nodes(data=True):
+        if a.get("kind") != "site" or a.get("role") in NOT_TIMEOUTS:
+            continue
+        path = a.get("path", "")
+        rows.append(InventoryRow(
+            site=node, label=labels.get(node) or str(a.get("label", node)), role=str(a.get("role") or "?"),
+            classification=classification(a.get("role")),
+            component=component_of.get(path, "—"), path=path, line=int(a.get("line") or 0),
+            column=int(a.get("column") or 0),
+            effective_seconds=a.get("effective_seconds"), default_seconds=a.get("default_seconds"),
+            implicit=bool(a.get("implicit")), sources=_sources(graph, node),
+            findings=sorted(set(at_site.get((path, int(a.get("line") or 0)), []))),
+        ))
+    rows.sort(key=lambda r: (r.component, r.path, r.line, r.column))
+    return rows
+
+
+def _sources(graph, site: str) -> list[Source]:
+    g = graph.g
+    roots = sorted(graph.sources(site), key=lambda n: (not n.startswith("env:"), n))
+    env_roots = [r for r in roots if r.startswith("env:")]
+    out = []
+    for root in roots:
+        a = g.nodes[root]
+        kind = a.get("kind", root.split(":", 1)[0])
+        if kind == "lit" and env_roots and _is_env_default(graph, root, env_roots):
+            continue  # the compiled default of an env read: shown with that env variable
+        source = Source(node=root, label=str(a.get("label", root)), kind=kind)
+        if kind == "env":
+            for layer in a.get("layers", []) + a.get("profiles", []):
+                source.raw_by_file[layer["path"]] = layer["raw"]
+                if layer.get("wins"):
+                    source.winner = layer["path"]
+            source.defaults = [(r.get("default_seconds"), f"{r['path']}:{r['line']}") for r in a.get("reads", [])]
+        source.chain = _chain(graph, root, site)
+        out.append(source)
+    return out
+
+
+def _is_env_default(graph, lit: str, env_roots: list[str]) -> bool:
+    """A literal that is the compiled default of one of the env reads feeding the site
+    (same file as the read, same value)."""
+    a = graph.g.nodes[lit]
+    return any(read.get("path") == a.get("path") and read.get("default_seconds") == a.get("value_seconds")
+               for env in env_roots for read in graph.g.nodes[env].get("reads", []))
+
+
+def _chain(graph, source: str, site: str) -> list[str]:
+    """`env → helper default → field → site` as labels, transforms in brackets."""
+    g = graph.g
+    path = graph.flow_path(source, site)
+    out = []
+    previous = None
+    for node in path:
+        a = g.nodes[node]
+        label = str(a.get("label", node))
+        if a.get("kind") == "env":
+            label = f"${label}"
+            defaults = sorted({format_seconds(r["default_seconds"]) for r in a.get("reads", [])
+                               if r.get("default_seconds") is not None})
+            if defaults:
+                label += f" (default {', '.join(defaults)})"
+        if previous is not None:
+            edges = g.get_edge_data(previous, node) or {}
+            transform = next((e.get("transform") for e in edges.values() if e.get("transform")), None)
+            if transform and transform not in ("identity", "env_read"):
+                label += f" [{transform}]"
+        out.append(label)
+        previous = node
+    return out
+
+
+# -- findings ------------------------------------------------------------------------
+
+def _review_finding(f: Finding, read_lines) -> ReviewFinding:
+    from deadline_audit.report.rules_meta import load_rule_meta
+
+    meta = load_rule_meta().get(f.rule_id)
+    snippet: list[tuple[bool, int, str]] = []
+    try:
+        lines = read_lines(f.location.path)
+    except OSError:
+        lines = []
+    if 1 <= f.location.line <= len(lines):
+        first, last = max(1, f.location.line - 2), min(len(lines), f.location.line + 1)
+        snippet = [(n == f.location.line, n, lines[n - 1].expandtabs(4).rstrip()) for n in range(first, last + 1)]
+    return ReviewFinding(
+        finding=f, snippet=snippet,
+        use_instead=(meta.sections.get("Use instead", "") if meta else "").strip(),
+        summary=meta.summary if meta else "",
+    )
+
+
+def seconds_text(value: float | None) -> str:
+    return format_seconds(value) if value is not None else "unresolved"
+
+
+def span_text(seconds: float | None) -> str:
+    """A duration a reader adds up: `1 h 30 min`, `40 min`, `2 h`, `90 s`, `∞`."""
+    if seconds is None:
+        return "unknown"
+    if seconds == float("inf"):
+        return "∞"
+    s = round(seconds)
+    if abs(seconds - s) > 1e-6 or s < 600:
+        return format_seconds(seconds)
+    hours, rest = divmod(s, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = []
+    if hours:
+        parts.append(f"{hours:,} h")
+    if minutes:
+        parts.append(f"{minutes} min")
+    if secs:
+        parts.append(f"{secs} s")
+    return " ".join(parts)
+
+
+# -- rendering -------------------------------------------------------------------------
+
+REVIEW_FORMATS = ("html", "markdown")
+
+
+def render_review(review: Review, fmt: str, *, output_stem: str | None = None) -> tuple[str, dict[str, str]]:
+    """(the report's text, extra files to write beside it: {name: text}). HTML embeds SVG
+    rendered by Graphviz; Markdown carries Mermaid source."""
+    from deadline_audit.report.review_graph import pictures
+
+    if fmt == "html":
+        from deadline_audit.report.review_html import render_html
+
+        drawn, files = pictures(review, full_svg_stem=output_stem)
+        return render_html(review, drawn), files
+    if fmt == "markdown":
+        from deadline_audit.report.review_markdown import render_markdown
+
+        drawn, _ = pictures(review, render_svg=False)
+        return render_markdown(review, drawn), {}
+    raise ValueError(f"unknown report format {fmt!r} (expected one of {', '.join(REVIEW_FORMATS)})")
+
+
+def format_for(output: Path | None, requested: str | None) -> str | None:
+    """The report format: as requested, else from the output's suffix (.html/.htm,
+    .md/.markdown), else Markdown on stdout. None: the suffix says nothing we write."""
+    if requested:
+        return requested
+    if output is None:
+        return "markdown"
+    suffix = output.suffix.lower()
+    if suffix in (".html", ".htm"):
+        return "html"
+    if suffix in (".md", ".markdown"):
+        return "markdown"
+    return None

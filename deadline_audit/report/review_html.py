@@ -1,0 +1,353 @@
+"""The review as one self-contained HTML file: inline CSS and SVG, no network, readable
+without JavaScript; a few lines of inline JS only sort and filter the inventory."""
+
+from __future__ import annotations
+
+from html import escape
+
+from deadline_audit import __version__
+from deadline_audit.report.humanize import format_seconds, plural
+from deadline_audit.report.review import Review, seconds_text, span_text
+from deadline_audit.report.review_graph import ROLE_COLOURS, Picture
+from deadline_audit.report.review_leases import LeaseBudget
+
+SEVERITY_CLASS = {"error": "sev-error", "warning": "sev-warning", "info": "sev-info"}
+
+
+def render_html(review: Review, pictures: list[Picture]) -> str:
+    body = [
+        f"<header><h1>{escape(review.title)}</h1>",
+        f"<p class=meta>deadline-audit {escape(__version__)} · {plural(review.files_scanned, 'file')}, "
+        f"{plural(review.lines_scanned, 'line')} · {review.elapsed_s:g} s</p>",
+        "<nav><a href='#summary'>Summary</a><a href='#inventory'>Timeout inventory</a>"
+        "<a href='#supervision'>Supervision arithmetic</a><a href='#findings'>Findings</a>"
+        "<a href='#graph'>Timeout-flow graph</a></nav></header><main>",
+        _summary(review),
+        _inventory(review),
+        _supervision(review.leases),
+        _findings(review),
+        _graph(pictures),
+        "</main>",
+    ]
+    return (
+        "<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n"
+        "<meta name=viewport content='width=device-width, initial-scale=1'>\n"
+        f"<title>{escape(review.title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(body) + f"\n<script>{JS}</script>\n</body>\n</html>\n"
+    )
+
+
+def _loc(path: str, line: int, column: int | None = None) -> str:
+    where = f"{path}:{line}" + (f":{column}" if column else "")
+    return f"<code class=loc>{escape(where)}</code>"
+
+
+def _table(head: list[str], rows: list[str], *, cls: str = "", attrs: str = "") -> str:
+    ths = "".join(f"<th>{h}</th>" for h in head)
+    return f"<table class='{cls}' {attrs}><thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+# -- summary -------------------------------------------------------------------------
+
+def _summary(r: Review) -> str:
+    sev = r.by_severity
+    cards = "".join(
+        f"<div class='card {SEVERITY_CLASS[s]}'><b>{n}</b><span>{s}{'s' if n != 1 else ''}</span></div>"
+        for s, n in sev.items())
+    cards += (f"<div class=card><b>{len(r.inventory)}</b><span>timeout sites</span></div>"
+              f"<div class=card><b>{len(r.leases)}</b><span>leases</span></div>"
+              f"<div class=card><b>{len(r.components)}</b><span>components</span></div>")
+    out = ["<section id=summary><h2>Summary</h2>", f"<div class=cards>{cards}</div>"]
+    if r.by_rule:
+        rows = [f"<tr><td><a href='#rule-{rid}'>{rid}</a></td><td>{escape(name)}</td>"
+                f"<td><span class='badge {SEVERITY_CLASS.get(sev, '')}'>{sev}</span></td><td class=num>{n}</td></tr>"
+                for rid, name, sev, n in r.by_rule]
+        out.append("<h3>Findings by rule</h3>" + _table(["Rule", "Name", "Severity", "Findings"], rows, cls="by-rule"))
+    else:
+        out.append("<p>No findings.</p>")
+    if r.suppressed:
+        out.append(f"<p>{plural(r.suppressed, 'finding')} suppressed inline or by per-file-ignores.</p>")
+    rows = [f"<tr><td>{escape(c)}</td><td class=num>{v['files']:,}</td><td class=num>{v['lines']:,}</td>"
+            f"<td class=num>{v['sites']:,}</td></tr>" for c, v in r.components.items()]
+    out.append("<h3>Components</h3>" + _table(["Component", "Files", "Lines", "Timeout sites"], rows, cls="components"))
+    out.append("<h3>Env layers and profiles</h3>")
+    if r.env_files:
+        rows = []
+        layers = [e for e in r.env_files if e.role == "layer"]
+        for e in r.env_files:
+            role = {"layer": f"layer {layers.index(e) + 1} of {len(layers)}" if e in layers else "layer",
+                    "profile": f"profile <b>{escape(e.profile or '')}</b>", "doc": "documentation only",
+                    "unlisted": "not a configured layer"}.get(e.role, escape(e.role))
+            rows.append(f"<tr><td><code>{escape(e.path)}</code></td><td>{role}</td></tr>")
+        out.append("<p>Later layers win; profiles are shown beside the layers.</p>"
+                   + _table(["File", "Role"], rows, cls="env-files"))
+    else:
+        out.append("<p>No env files: every value is the compiled default.</p>")
+    out.append("<h3>Input errors</h3>")
+    if r.errors:
+        items = "".join(f"<li>{_loc(e.path, e.line) if e.line else f'<code>{escape(e.path)}</code>'} "
+                        f"{escape(e.message)}</li>" for e in r.errors)
+        out.append(f"<ul class=errors>{items}</ul>")
+    else:
+        out.append("<p>None: every input was analysed.</p>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+# -- inventory -----------------------------------------------------------------------
+
+def _inventory(r: Review) -> str:
+    roles = sorted({row.role for row in r.inventory})
+    rows = []
+    for row in r.inventory:
+        env_cells, chains = [], []
+        for s in row.sources:
+            if s.kind == "env":
+                values = [f"<code>{escape(path)}</code> = <b>{escape(raw)}</b>" + (" <em>(wins)</em>" if path == s.winner else "")
+                          for path, raw in s.raw_by_file.items()]
+                defaults = [f"default {escape(seconds_text(sec))} <code>{escape(at)}</code>" for sec, at in s.defaults]
+                env_cells.append(f"<div><b>${escape(s.label)}</b>: " + ("; ".join(values) or "not set") +
+                                 (" · " + "; ".join(defaults) if defaults else "") + "</div>")
+            chains.append("<div class=chain>" + " → ".join(escape(step) for step in s.chain) + "</div>")
+        findings = " ".join(f"<a class='badge sev-error' href='#rule-{rid}'>{rid}</a>" for rid in row.findings)
+        rows.append(
+            f"<tr data-role='{escape(row.role)}' data-class='{row.classification}'>"
+            f"<td data-value='{escape(row.label)}'><b>{escape(row.label)}</b><br>{_loc(row.path, row.line, row.column)}</td>"
+            f"<td>{escape(row.component)}</td>"
+            f"<td><span class=role style='background:{ROLE_COLOURS.get(row.role, '#fff')}'>{escape(row.role)}</span></td>"
+            f"<td>{row.classification}</td>"
+            f"<td class=num data-value='{_num(row.effective_seconds)}'>{escape(_value(row.effective_seconds, row.implicit))}</td>"
+            f"<td class=num data-value='{_num(row.default_seconds)}'>{escape(_value(row.default_seconds, row.implicit))}</td>"
+            f"<td>{''.join(env_cells) or '—'}</td>"
+            f"<td>{escape(row.winning)}</td>"
+            f"<td>{''.join(chains) or '—'}</td>"
+            f"<td>{findings}</td></tr>")
+    options = "".join(f"<option>{escape(role)}</option>" for role in roles)
+    controls = ("<div class=controls id=inventory-controls hidden>"
+                "<input type=search id=inventory-filter placeholder='Filter: name, file, env variable…'>"
+                f"<select id=inventory-role><option value=''>all roles</option>{options}</select>"
+                "<select id=inventory-class><option value=''>detectors and allocators</option>"
+                "<option value=detector>detectors</option><option value=allocator>allocators</option>"
+                "<option value=other>other</option></select> <span id=inventory-count></span></div>")
+    head = ["Site", "Component", "Role", "Class", "Effective", "Compiled default", "Env layers and profiles",
+            "Winning layer", "Source chain", "Findings"]
+    return ("<section id=inventory><h2>Timeout inventory</h2>"
+            "<p>Every place a duration takes effect. <b>Detectors</b> (leases, heartbeats, renewals, their timers) "
+            "notice failure; <b>allocators</b> (transport, read and phase timeouts, context and server deadlines, "
+            "ceilings, fallbacks) decide how long work may run. Click a column header to sort.</p>"
+            + controls + "<div class=wide>" + _table(head, rows, cls="inventory sortable", attrs="id=inventory-table")
+            + "</div></section>")
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.9g}"
+
+
+def _value(value: float | None, implicit: bool) -> str:
+    if value is None:
+        return "no limit (library default)" if implicit else "unresolved"
+    return format_seconds(value) + (" (library default)" if implicit else "")
+
+
+# -- supervision ---------------------------------------------------------------------
+
+def _count(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return "∞" if value == float("inf") else f"{int(value):,}"
+
+
+def _supervision(leases: list[LeaseBudget]) -> str:
+    out = ["<section id=supervision><h2>Supervision arithmetic</h2>"]
+    if not leases:
+        out.append("<p>No operation lease found: nothing supervises an operation with a renewable timer.</p></section>")
+        return "\n".join(out)
+    out.append("<p>For each lease: its TTL <b>L</b>, the renewals allowed <b>R</b>, the hard cap <b>C</b> the "
+               "supervisor enforces, the smallest hard deadline <b>T</b> on the supervised path and the attempts "
+               "<b>A</b>. One attempt lives at most min(T, C).</p>")
+    rows = []
+    for b in leases:
+        rows.append(
+            f"<tr class=lease><td><b>{escape(b.name)}</b><br>{_loc(b.location.path, b.location.line, b.location.column)}"
+            f"<br><small>{escape(b.helper)} → {escape(b.operation)}</small></td>"
+            f"<td class=num>{escape(span_text(b.ttl))}"
+            + (f"<br><small>default {escape(span_text(b.ttl_default))}</small>" if b.ttl_default != b.ttl else "")
+            + f"</td><td class=num>{_count(b.renewals)}<br><small>{escape(b.renewals_how)}</small></td>"
+            f"<td class=num>{escape(span_text(b.cap))}<br><small>{escape(b.cap_how)}</small></td>"
+            f"<td class=num>{escape(span_text(b.deadline))}<br><small>{escape(b.deadline_how)}</small></td>"
+            f"<td class=num>{_count(b.attempts_inside)} inside<br><small>{escape(b.attempts_inside_how)}</small>"
+            + (f"<br><small>{escape(b.outside)}</small>" if b.outside else "")
+            + f"</td><td class=num><b>{escape(span_text(b.worst))}</b></td></tr>"
+            f"<tr class=verdict><td colspan=7>{escape(b.sentence)}</td></tr>")
+    out.append(_table(["Lease", "L (TTL)", "R (renewals)", "C (hard cap)", "T (hard deadline)", "A (attempts)",
+                       "At most"], rows, cls="supervision"))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+# -- findings ------------------------------------------------------------------------
+
+def _markdown(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).render(text)
+
+
+def _findings(r: Review) -> str:
+    out = ["<section id=findings><h2>Findings</h2>"]
+    if not r.findings:
+        out.append("<p>No findings.</p></section>")
+        return "\n".join(out)
+    seen_rules: set[str] = set()
+    for i, rf in enumerate(r.findings, 1):
+        f = rf.finding
+        anchor = f" id='rule-{f.rule_id}'" if f.rule_id not in seen_rules else ""
+        seen_rules.add(f.rule_id)
+        parts = [f"<article class='finding {SEVERITY_CLASS.get(f.severity, '')}'{anchor}>",
+                 f"<h3><span class='badge {SEVERITY_CLASS.get(f.severity, '')}'>{escape(f.severity)}</span> "
+                 f"{escape(f.rule_id)} {escape(f.rule)} — {_loc(f.location.path, f.location.line, f.location.column)}</h3>",
+                 f"<p class=message>{escape(f.message)}</p>"]
+        if rf.snippet:
+            width = len(str(rf.snippet[-1][1]))
+            code = "\n".join(
+                (f"<mark>{'>'} {n:>{width}} │ {escape(text)}</mark>" if hit else f"  {n:>{width}} │ {escape(text)}")
+                for hit, n, text in rf.snippet)
+            parts.append(f"<pre class=snippet>{code}</pre>")
+        if f.flow:
+            items = []
+            for step in f.flow:
+                text = f"<b>{escape(step.label or step.node)}</b>"
+                if step.transform:
+                    text += f" <small>[{escape(step.transform)}]</small>"
+                if step.value_seconds is not None:
+                    text += f" = {escape(format_seconds(step.value_seconds))}"
+                for layer in step.layers:
+                    name = f"profile {layer.profile}: " if layer.profile else ""
+                    text += (f" · {escape(name)}<code>{escape(layer.path)}:{layer.line}</code> = {escape(layer.raw)}"
+                             + (" <em>(wins)</em>" if layer.wins else ""))
+                if step.default_seconds is not None:
+                    where = f" <code>{escape(step.default_location.path)}:{step.default_location.line}</code>" if step.default_location else ""
+                    text += f" · default {escape(format_seconds(step.default_seconds))}{where}"
+                if step.location is not None and not step.layers:
+                    text += " " + _loc(step.location.path, step.location.line)
+                items.append(f"<li>{text}</li>")
+            parts.append(f"<div class=flow><b>Flow</b><ol>{''.join(items)}</ol></div>")
+        if f.related:
+            items = "".join(f"<li>{_loc(x.location.path, x.location.line, x.location.column)} {escape(x.message)}</li>"
+                            for x in f.related)
+            parts.append(f"<div class=related><b>Related</b><ul>{items}</ul></div>")
+        if f.fix:
+            parts.append(f"<p class=fix><b>Fix:</b> {escape(f.fix)}</p>")
+        if rf.use_instead:
+            parts.append(f"<details class=use-instead><summary>Use instead ({escape(f.rule_id)} documentation)</summary>"
+                         f"{_markdown(rf.use_instead)}</details>")
+        parts.append("</article>")
+        out.append("".join(parts))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+# -- graph ---------------------------------------------------------------------------
+
+def _graph(pictures: list[Picture]) -> str:
+    out = ["<section id=graph><h2>Timeout-flow graph</h2>"]
+    if not pictures:
+        out.append("<p>The graph has no flows to draw.</p></section>")
+        return "\n".join(out)
+    legend = "".join(f"<span class=role style='background:{colour}'>{escape(role)}</span> "
+                     for role, colour in ROLE_COLOURS.items() if role not in ("sym", "lit"))
+    out.append(f"<p class=legend>Colour by role: {legend} · sites with findings have a red border.</p>")
+    for p in pictures:
+        out.append(f"<figure class=picture><figcaption><b>{escape(p.component)}</b> — {plural(p.total_nodes, 'node')}"
+                   + (f", {p.shown_nodes:,} shown" if p.cut else "") + "</figcaption>")
+        for note in p.notes:
+            out.append(f"<p class=note>{escape(note)}</p>")
+        if p.full_svg_name:
+            out.append(f"<p><a href='{escape(p.full_svg_name)}'>The full graph of {escape(p.component)} (SVG)</a></p>")
+        if p.svg:
+            out.append(f"<div class=svg>{p.svg}</div>")
+        else:
+            out.append(f"<pre class=mermaid>{escape(p.mermaid)}</pre>")
+        out.append("</figure>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+CSS = """
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--soft:#f6f8fa;--err:#cf222e;--warn:#bc4c00;--info:#0969da}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg)}
+header{padding:18px 28px 8px;border-bottom:1px solid var(--line);background:var(--soft)}
+header h1{margin:0 0 4px;font-size:22px}
+.meta{margin:0 0 8px;color:var(--muted)}
+nav a{margin-right:16px;color:var(--info);text-decoration:none;font-weight:600}
+main{padding:8px 28px 40px;max-width:1500px}
+h2{margin-top:28px;border-bottom:1px solid var(--line);padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0 16px;width:100%}
+th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
+th{background:var(--soft);position:sticky;top:0}
+table.by-rule,table.components,table.env-files{width:auto}
+td.num{text-align:right;white-space:nowrap}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:1px 4px;border-radius:4px}
+.cards{display:flex;gap:12px;flex-wrap:wrap}
+.card{border:1px solid var(--line);border-radius:8px;padding:10px 16px;min-width:110px;background:var(--soft)}
+.card b{display:block;font-size:24px}.card span{color:var(--muted)}
+.card.sev-error b{color:var(--err)}.card.sev-warning b{color:var(--warn)}.card.sev-info b{color:var(--info)}
+.badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;background:var(--muted);text-decoration:none}
+.badge.sev-error{background:var(--err)}.badge.sev-warning{background:var(--warn)}.badge.sev-info{background:var(--info)}
+.role{display:inline-block;border:1px solid #ccc;border-radius:4px;padding:0 5px;font-size:12px;white-space:nowrap}
+.chain{font-size:12px;color:var(--muted)}
+table.inventory td{font-size:13px}
+.sortable th{cursor:pointer;user-select:none}
+.wide{overflow-x:auto}
+table.supervision td.num{white-space:normal;min-width:90px}
+table.supervision small{display:block}
+.sortable th[aria-sort=ascending]::after{content:" ▲"}.sortable th[aria-sort=descending]::after{content:" ▼"}
+.controls{display:flex;gap:8px;align-items:center;margin:8px 0}
+.controls input{width:320px;padding:4px 8px}
+tr.verdict td{background:#fffbe6;border-top:none;font-weight:600}
+tr.lease td{border-bottom:none}
+small{color:var(--muted)}
+article.finding{border:1px solid var(--line);border-left:5px solid var(--muted);border-radius:6px;padding:4px 14px 10px;margin:14px 0}
+article.sev-error{border-left-color:var(--err)}article.sev-warning{border-left-color:var(--warn)}article.sev-info{border-left-color:var(--info)}
+article h3{font-size:15px}
+pre{background:var(--soft);padding:8px 10px;border-radius:6px;overflow:auto;font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre mark{background:#fff1a8}
+.flow ol,.related ul{margin:4px 0 8px}
+details.use-instead{background:#f0f7ff;border-radius:6px;padding:6px 10px}
+details summary{cursor:pointer;font-weight:600}
+figure.picture{margin:16px 0;border:1px solid var(--line);border-radius:6px;padding:8px}
+.svg{overflow:auto;max-height:900px}
+.svg svg{max-width:100%;height:auto}
+.note{color:var(--warn)}
+"""
+
+JS = """
+(function(){
+  var table=document.getElementById('inventory-table'); if(!table) return;
+  var body=table.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+  var box=document.getElementById('inventory-controls'); box.hidden=false;
+  var text=document.getElementById('inventory-filter'), role=document.getElementById('inventory-role'),
+      cls=document.getElementById('inventory-class'), count=document.getElementById('inventory-count');
+  function apply(){
+    var q=text.value.toLowerCase(), shown=0;
+    rows.forEach(function(r){
+      var ok=(!q||r.textContent.toLowerCase().indexOf(q)>=0)&&(!role.value||r.dataset.role===role.value)&&(!cls.value||r.dataset.class===cls.value);
+      r.hidden=!ok; if(ok) shown++;
+    });
+    count.textContent=shown+' of '+rows.length+' sites';
+  }
+  [text,role,cls].forEach(function(el){el.addEventListener('input',apply);});
+  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+    th.addEventListener('click',function(){
+      var dir=th.getAttribute('aria-sort')==='ascending'?-1:1;
+      Array.prototype.forEach.call(table.tHead.rows[0].cells,function(o){o.removeAttribute('aria-sort');});
+      th.setAttribute('aria-sort',dir>0?'ascending':'descending');
+      function key(r){var c=r.cells[i];var v=c.dataset.value;if(v!==undefined){var n=parseFloat(v);return isNaN(n)?(v===''?Infinity:v):n;}return c.textContent.trim().toLowerCase();}
+      rows.sort(function(a,b){var x=key(a),y=key(b);if(typeof x===typeof y)return (x<y?-1:x>y?1:0)*dir;return (typeof x==='number'?-1:1)*dir;});
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  });
+  apply();
+})();
+"""

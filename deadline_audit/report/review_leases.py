@@ -1,0 +1,271 @@
+"""Supervision arithmetic of every operation lease, for the review report.
+
+For a lease the graph recognises (graph.leases()):
+- L  its TTL (the lease node's value);
+- R  the renewals the helper allows: a counter incremented in the helper and compared
+     with a bound (review_renewals.py); ∞ when nothing bounds it;
+- C  the hard cap the supervisor enforces: a deadline written in the helper itself, else
+     L × (R + 1) when R is finite, else none;
+- T  the smallest hard deadline on the supervised path: the candidates DA101 compares
+     (checks/da101.analyse), streamed per-read timeouts excluded;
+- A  attempts: SDK retries inside the lease (catalog `retries.toml` for a per-attempt T),
+     and a loop around the lease call outside it.
+
+One attempt lives at most min(T, C); retries inside the lease are cut by C as well;
+retries outside multiply it. Every number that cannot be resolved is "unknown", with the
+missing piece named.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from deadline_audit.findings import Location
+from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
+from deadline_audit.report.review import span_text
+
+INF = math.inf
+
+
+@dataclass
+class LeaseBudget:
+    lease: str  # lease site id
+    name: str  # the lease's own name, else the helper's
+    location: Location
+    helper: str  # helper label (`agents.runWithLease`)
+    operation: str  # supervised function label
+    ttl: float | None  # L, effective
+    ttl_default: float | None  # L with compiled defaults
+    renewals: float | None  # R (INF: unbounded, None: unknown)
+    renewals_how: str
+    cap: float | None  # C (INF: no cap)
+    cap_how: str
+    deadline: float | None  # T (INF: none on the path)
+    deadline_how: str
+    deadline_site: str | None = None
+    deadline_location: Location | None = None
+    attempts_inside: int | None = 1
+    attempts_inside_how: str = ""
+    outside: str | None = None  # a loop around the lease call, when there is one
+    worst: float | None = None  # the longest one supervised call can live
+    sentence: str = ""
+    unknowns: list[str] = field(default_factory=list)
+
+
+def lease_budgets(graph: TimeoutGraph) -> list[LeaseBudget]:
+    from deadline_audit.checks import da101
+
+    leases = graph.leases()
+    if not leases:
+        return []
+    _, verdicts = da101.analyse(graph)
+    candidates: dict[str, list[str]] = {}
+    for site_id, items in verdicts.items():
+        for v in items:
+            if "idle timeout" not in v.reason:
+                candidates.setdefault(v.lease, []).append(site_id)
+    sites = {s.id: (s, p) for s, p in graph.sites}
+    out = [_budget(graph, lease, sorted(set(candidates.get(lease.id, ()))), sites) for lease in leases]
+    out.sort(key=lambda b: (b.location.path, b.location.line, b.location.column))
+    return out
+
+
+def _label(sym: str | None) -> str:
+    if not sym:
+        return "?"
+    body = sym.split(":", 2)[-1]
+    return body.rsplit("/", 1)[-1]
+
+
+def _budget(graph: TimeoutGraph, lease: Lease, candidates: list[str], sites: dict) -> LeaseBudget:
+    g = graph.g
+    node = g.nodes[lease.id]
+    ttl = node.get("effective_seconds")
+    unknowns: list[str] = []
+    if ttl is None:
+        unknowns.append("the lease duration L (its value is not resolved)")
+    call = _lease_call(graph, lease)
+
+    from deadline_audit.report.review_renewals import renewal_bound
+
+    renewals, renewals_how = renewal_bound(graph, lease, call)
+    if renewals is None:
+        unknowns.append(f"the renewal bound R ({renewals_how})")
+
+    own_cap, own_how = _own_cap(graph, lease, call)
+    if own_cap is not None:
+        cap, cap_how = own_cap, own_how
+    elif renewals is None:
+        cap, cap_how = None, "unknown: R is unknown"
+    elif renewals == INF:
+        cap, cap_how = INF, "none: nothing bounds the renewals"
+    elif ttl is None:
+        cap, cap_how = None, "L × (R + 1), but L is unknown"
+    else:
+        cap, cap_how = ttl * (renewals + 1), "L × (R + 1)"
+
+    deadline, deadline_site, deadline_how, per_attempt_site = _smallest_deadline(graph, candidates, sites)
+    if deadline is None:
+        unknowns.append(f"the hard deadline T ({deadline_how})")
+    attempts, attempts_how = (1, "no retries seen inside the lease")
+    if per_attempt_site is not None:
+        attempts, attempts_how = _attempts(graph, *sites[per_attempt_site])
+        if attempts is None:
+            unknowns.append(f"the attempts A ({attempts_how})")
+    outside = None
+    if call is not None and call.extra.get("loop"):
+        outside = f"the lease call runs in a loop (line {str(call.extra['loop']).split(':')[0]})"
+        unknowns.append("how many times the loop around the lease call repeats it")
+
+    budget = LeaseBudget(
+        lease=lease.id, name=lease.name or _label(lease.helper).rsplit(".", 1)[-1],
+        location=lease.location, helper=_label(lease.helper),
+        operation=", ".join(_label(op) for op in lease.operations) or "?",
+        ttl=ttl, ttl_default=node.get("default_seconds"),
+        renewals=renewals, renewals_how=renewals_how, cap=cap, cap_how=cap_how,
+        deadline=deadline, deadline_how=deadline_how, deadline_site=deadline_site,
+        deadline_location=_location(graph, deadline_site) if deadline_site else None,
+        attempts_inside=attempts, attempts_inside_how=attempts_how, outside=outside, unknowns=unknowns,
+    )
+    budget.worst = _worst(budget)
+    budget.sentence = _sentence(budget)
+    return budget
+
+
+def _location(graph: TimeoutGraph, node: str) -> Location:
+    a = graph.g.nodes[node]
+    return Location(a.get("path", ""), int(a.get("line") or 1), int(a.get("column") or 1))
+
+
+def _lease_call(graph: TimeoutGraph, lease: Lease):
+    for call, path in graph.calls_in.get(lease.function, ()):
+        if path == lease.location.path and (call.span.line, call.span.column) == (lease.location.line, lease.location.column):
+            return call
+    return None
+
+
+def _own_cap(graph: TimeoutGraph, lease: Lease, call) -> tuple[float | None, str]:
+    """A hard deadline the helper itself sets around the operation (its own cap), with the
+    lease call's arguments standing for the helper's parameters."""
+    if lease.helper is None or lease.helper not in graph.functions:
+        return None, ""
+    fn, path = graph.functions[lease.helper]
+    subst = graph.call_subst(fn, call, lease.ctx) if call is not None else {}
+    found = []
+    for scope in [lease.helper, *graph.closures.get(lease.helper, ())]:
+        for site in graph.sites_in.get(scope, ()):
+            if site.role not in HARD_ROLES or site.value is None:
+                continue
+            spec = graph.spec(site)
+            unit = site.unit or (spec.unit if spec else None)
+            value = graph.seconds(site.value, Ctx(path, subst, None, lease.helper), unit)
+            if value:
+                found.append((value, site))
+    if not found:
+        return None, ""
+    value, site = min(found, key=lambda item: item[0])
+    return value, f"the helper's own cap ({graph.g.nodes[site.id].get('label', site.api)}, line {site.span.line})"
+
+
+def _smallest_deadline(graph: TimeoutGraph, candidates: list[str], sites: dict):
+    """(T, its site, how, the site when T bounds one attempt of a retrying client)."""
+    if not candidates:
+        return INF, None, "no hard deadline on the supervised path", None
+    g = graph.g
+    resolved, unresolved = [], []
+    for site_id in candidates:
+        value = g.nodes[site_id].get("effective_seconds")
+        if value is None:
+            unresolved.append(site_id)
+        elif value > 0:  # 0 disables these deadlines (DA101 says so too)
+            resolved.append((value, site_id))
+    if not resolved:
+        if unresolved:
+            a = g.nodes[unresolved[0]]
+            return None, unresolved[0], f"{a.get('label')} at {a.get('path')}:{a.get('line')} is not resolved", None
+        return INF, None, "the deadlines on the supervised path are disabled (0)", None
+    value, site_id = min(resolved)
+    a = g.nodes[site_id]
+    how = f"{a.get('label')} ({a.get('path')}:{a.get('line')})"
+    if unresolved:
+        how += f"; {len(unresolved)} more not resolved"
+    site = sites.get(site_id)
+    spec = graph.spec(site[0]) if site else None
+    per_attempt = site_id if spec is not None and spec.per_attempt else None
+    if per_attempt:
+        how += ", per attempt"
+    return value, site_id, how, per_attempt
+
+
+def _attempts(graph: TimeoutGraph, site, path: str) -> tuple[int | None, str]:
+    """Attempts one call makes through the client this per-attempt deadline configures."""
+    policy = next((p for p in graph.catalog.file("retries").get("retries", [])
+                   if site.api in p.get("sites", ())), None)
+    if policy is None:
+        return None, f"the retry policy of {site.api} is not in the catalog"
+    attempts = int(policy.get("attempts", 1))
+    how = f"{attempts - 1} retries by default"
+    for call, call_path in graph.calls_in.get(site.function, ()):
+        if call_path != path:
+            continue
+        expr = None
+        if policy.get("kw") and _contains(call, site) and policy["kw"] in call.kw:
+            expr = call.kw[policy["kw"]]
+        elif policy.get("option") and _ext_name(call) and any(
+                fnmatchcase(_ext_name(call), pat) for pat in policy["option"]):
+            arg = int(policy.get("arg", 0))
+            expr = call.args[arg] if arg < len(call.args) else None
+        if expr is None:
+            continue
+        value = graph.value(expr, Ctx(path))
+        retries = getattr(value, "value", None)
+        if retries is None:
+            return None, f"the retries set at line {call.span.line} are not resolved"
+        return int(retries) + 1, f"{int(retries)} retries set at line {call.span.line}"
+    return attempts, how
+
+
+def _contains(call, site) -> bool:
+    s, c = site.span, call.span
+    return (c.line, c.column) <= (s.line, s.column) and (s.end_line, s.end_column) <= (c.end_line, c.end_column)
+
+
+def _ext_name(call) -> str | None:
+    callee = call.callee or {}
+    return callee.get("name") if callee.get("k") == "ext" else None
+
+
+def _worst(b: LeaseBudget) -> float | None:
+    if b.cap is None or b.deadline is None or b.attempts_inside is None or b.outside:
+        return None
+    return min(b.deadline * b.attempts_inside, b.cap)
+
+
+def _count(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return "∞" if value == INF else f"{int(value):,}"
+
+
+def _sentence(b: LeaseBudget) -> str:
+    head = (f"L {span_text(b.ttl)}, R {_count(b.renewals)}, C {span_text(b.cap)}, T {span_text(b.deadline)}, "
+            f"A {_count(b.attempts_inside)} inside" + (", a retry loop outside" if b.outside else ""))
+    if b.worst is None:
+        missing = "; ".join(b.unknowns) or "a value"
+        return f"{head} ⇒ unknown: missing {missing}."
+    if b.worst == INF:
+        return f"{head} ⇒ no bound: nothing caps the call and the lease renews without limit."
+    tail = f" ⇒ at most {span_text(b.worst)}"
+    if b.attempts_inside and b.attempts_inside > 1 and b.deadline * b.attempts_inside <= (b.cap or INF):
+        tail += " plus backoff"
+    if b.ttl and b.worst <= b.ttl:
+        tail += (f"; the lease never renews: the call dies at {span_text(b.worst)}, "
+                 "when or before the lease first expires")
+    elif b.ttl and b.worst < (b.cap or INF):
+        useful = max(0, math.ceil(b.worst / b.ttl) - 1)
+        tail += f"; renewals past {span_text(b.worst)} never happen (at most {useful} of R used)"
+    if b.ttl and b.attempts_inside and b.attempts_inside > 1 and b.deadline <= b.ttl:
+        tail += f"; each attempt dies at T ({span_text(b.deadline)}), before the lease can give it more time"
+    return head + tail + "."

@@ -1,0 +1,169 @@
+"""The review as Markdown (a wiki page or a PR description): the HTML form's sections,
+as tables, with the graph as Mermaid source."""
+
+from __future__ import annotations
+
+from deadline_audit import __version__
+from deadline_audit.report.humanize import format_seconds, plural
+from deadline_audit.report.review import Review, seconds_text, span_text
+from deadline_audit.report.review_graph import Picture
+from deadline_audit.report.review_html import _count, _value
+
+ICONS = {"error": "🔴", "warning": "🟠", "info": "🔵"}
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _fence(code: str) -> str:
+    ticks = "```"
+    while ticks in code:
+        ticks += "`"
+    return ticks
+
+
+def render_markdown(review: Review, pictures: list[Picture]) -> str:
+    out = [f"# {review.title}", "",
+           f"deadline-audit {__version__} · {plural(review.files_scanned, 'file')}, "
+           f"{plural(review.lines_scanned, 'line')} · {review.elapsed_s:g} s", ""]
+    out += _summary(review) + _inventory(review) + _supervision(review) + _findings(review) + _graph(pictures)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _summary(r: Review) -> list[str]:
+    sev = r.by_severity
+    out = ["## Summary", "",
+           f"{plural(len(r.findings), 'finding')} ({sev['error']} errors, {sev['warning']} warnings, {sev['info']} info), "
+           f"{plural(len(r.inventory), 'timeout site')}, {plural(len(r.leases), 'lease')}, "
+           f"{plural(len(r.components), 'component')}.", ""]
+    if r.by_rule:
+        out += ["| Rule | Name | Severity | Findings |", "|---|---|---|---:|"]
+        out += [f"| {rid} | {_cell(name)} | {ICONS.get(sev, '')} {sev} | {n} |" for rid, name, sev, n in r.by_rule]
+        out.append("")
+    if r.suppressed:
+        out += [f"{plural(r.suppressed, 'finding')} suppressed inline or by per-file-ignores.", ""]
+    out += ["### Components", "", "| Component | Files | Lines | Timeout sites |", "|---|---:|---:|---:|"]
+    out += [f"| {_cell(c)} | {v['files']:,} | {v['lines']:,} | {v['sites']:,} |" for c, v in r.components.items()]
+    out += ["", "### Env layers and profiles", ""]
+    if r.env_files:
+        layers = [e for e in r.env_files if e.role == "layer"]
+        out += ["Later layers win.", "", "| File | Role |", "|---|---|"]
+        for e in r.env_files:
+            role = {"layer": f"layer {layers.index(e) + 1} of {len(layers)}" if e in layers else "layer",
+                    "profile": f"profile {e.profile}", "doc": "documentation only",
+                    "unlisted": "not a configured layer"}.get(e.role, e.role)
+            out.append(f"| `{_cell(e.path)}` | {role} |")
+    else:
+        out.append("No env files: every value is the compiled default.")
+    out += ["", "### Input errors", ""]
+    if r.errors:
+        out += [f"- `{e.path}{':' + str(e.line) if e.line else ''}`: {_cell(e.message)}" for e in r.errors]
+    else:
+        out.append("None: every input was analysed.")
+    out.append("")
+    return out
+
+
+def _inventory(r: Review) -> list[str]:
+    out = ["## Timeout inventory", "",
+           "Detectors (leases, heartbeats, renewals, their timers) notice failure; allocators (transport, read and "
+           "phase timeouts, context and server deadlines, ceilings, fallbacks) decide how long work may run.", "",
+           "| Site | Component | Role | Class | Effective | Compiled default | Env layers and profiles | Winning layer | Source chain | Findings |",
+           "|---|---|---|---|---:|---:|---|---|---|---|"]
+    for row in r.inventory:
+        env, chains = [], []
+        for s in row.sources:
+            if s.kind == "env":
+                values = [f"`{path}` = {raw}" + (" (wins)" if path == s.winner else "") for path, raw in s.raw_by_file.items()]
+                defaults = [f"default {seconds_text(sec)} `{at}`" for sec, at in s.defaults]
+                env.append(f"${s.label}: " + ("; ".join(values) or "not set") + (" · " + "; ".join(defaults) if defaults else ""))
+            chains.append(" → ".join(s.chain))
+        out.append(
+            f"| **{_cell(row.label)}** `{row.path}:{row.line}` | {_cell(row.component)} | {row.role} | {row.classification} "
+            f"| {_value(row.effective_seconds, row.implicit)} | {_value(row.default_seconds, row.implicit)} "
+            f"| {_cell('<br>'.join(env)) or '—'} | {_cell(row.winning)} | {_cell('<br>'.join(chains)) or '—'} "
+            f"| {' '.join(row.findings)} |")
+    out.append("")
+    return out
+
+
+def _supervision(r: Review) -> list[str]:
+    out = ["## Supervision arithmetic", ""]
+    if not r.leases:
+        return out + ["No operation lease found: nothing supervises an operation with a renewable timer.", ""]
+    out += ["L: the lease's TTL · R: renewals allowed · C: the hard cap the supervisor enforces · T: the smallest hard "
+            "deadline on the supervised path · A: attempts. One attempt lives at most min(T, C).", "",
+            "| Lease | L | R | C | T | A | At most |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for b in r.leases:
+        out.append(
+            f"| **{_cell(b.name)}** `{b.location.path}:{b.location.line}` ({_cell(b.helper)} → {_cell(b.operation)}) "
+            f"| {span_text(b.ttl)} | {_count(b.renewals)} ({_cell(b.renewals_how)}) | {span_text(b.cap)} ({_cell(b.cap_how)}) "
+            f"| {span_text(b.deadline)} ({_cell(b.deadline_how)}) | {_count(b.attempts_inside)} inside ({_cell(b.attempts_inside_how)})"
+            + (f"; {_cell(b.outside)}" if b.outside else "") + f" | **{span_text(b.worst)}** |")
+    out.append("")
+    out += [f"- **{b.name}** (`{b.location.path}:{b.location.line}`): {b.sentence}" for b in r.leases]
+    out.append("")
+    return out
+
+
+def _findings(r: Review) -> list[str]:
+    out = ["## Findings", ""]
+    if not r.findings:
+        return out + ["No findings.", ""]
+    for rf in r.findings:
+        f = rf.finding
+        loc = f.location
+        out += [f"### {ICONS.get(f.severity, '')} {f.rule_id} {f.rule} — `{loc.path}:{loc.line}:{loc.column}`", "",
+                f"**{f.severity}**: {f.message}", ""]
+        if rf.snippet:
+            width = len(str(rf.snippet[-1][1]))
+            body = "\n".join(f"{'>' if hit else ' '} {n:>{width}} │ {text}" for hit, n, text in rf.snippet)
+            fence = _fence(body)
+            out += [fence, body, fence, ""]
+        if f.flow:
+            out += ["**Flow**", ""]
+            for step in f.flow:
+                text = f"`{step.label or step.node}`"
+                if step.transform:
+                    text += f" [{step.transform}]"
+                if step.value_seconds is not None:
+                    text += f" = {format_seconds(step.value_seconds)}"
+                for layer in step.layers:
+                    name = f"profile {layer.profile}: " if layer.profile else ""
+                    text += f" · {name}`{layer.path}:{layer.line}` = {layer.raw}" + (" (wins)" if layer.wins else "")
+                if step.default_seconds is not None:
+                    text += f" · default {format_seconds(step.default_seconds)}"
+                    if step.default_location:
+                        text += f" `{step.default_location.path}:{step.default_location.line}`"
+                if step.location is not None and not step.layers:
+                    text += f" `{step.location.path}:{step.location.line}`"
+                out.append(f"1. {text}")
+            out.append("")
+        if f.related:
+            out += ["**Related**", ""] + [f"- `{x.location.path}:{x.location.line}` {x.message}" for x in f.related] + [""]
+        if f.fix:
+            out += [f"**Fix**: {f.fix}", ""]
+        if rf.use_instead:
+            out += [f"<details><summary>Use instead ({f.rule_id} documentation)</summary>", "",
+                    _demote(rf.use_instead), "", "</details>", ""]
+    return out
+
+
+def _demote(text: str) -> str:
+    """Headings inside a rule's section sit below the finding's own heading."""
+    return "\n".join(("###" + line) if line.startswith("#") and not line.startswith("####") else line
+                     for line in text.splitlines())
+
+
+def _graph(pictures: list[Picture]) -> list[str]:
+    out = ["## Timeout-flow graph", ""]
+    if not pictures:
+        return out + ["The graph has no flows to draw.", ""]
+    for p in pictures:
+        out += [f"### {p.component}", "", f"{plural(p.total_nodes, 'node')}" + (f", {p.shown_nodes:,} shown." if p.cut else "."), ""]
+        out += [note for note in p.notes if "dot" not in note] + ([""] if p.notes else [])
+        if p.full_svg_name:
+            out += [f"[The full graph of {p.component} (SVG)]({p.full_svg_name})", ""]
+        out += ["```mermaid", p.mermaid.rstrip("\n"), "```", ""]
+    return out
