@@ -1,0 +1,261 @@
+"""`deadline-audit report` on the demo fixture: the HTML and Markdown reviews carry the
+inventory rows, values, lease arithmetic and findings the graph and checks computed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis_support import FIXTURES
+from da_cli_support import run_cli
+from report_support import md_section, md_tables, parse_html, table_rows
+
+DEMO = FIXTURES / "demo"
+HAS_DOT = shutil.which("dot") is not None
+
+
+@pytest.fixture
+def in_demo(monkeypatch):
+    monkeypatch.chdir(DEMO)
+
+
+def _report(tmp_path: Path, name: str, *extra: str) -> tuple[str, object]:
+    out = tmp_path / name
+    result = run_cli("report", ".", "--no-cache", "-o", str(out), *extra)
+    assert result.exit_code == 0, result.output
+    return out.read_text(encoding="utf-8"), result
+
+
+@pytest.fixture(scope="module")
+def demo_reports(tmp_path_factory):
+    """The demo's review in both forms, generated once for the module's read-only tests."""
+    out = tmp_path_factory.mktemp("review")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(DEMO)
+        html, _ = _report(out, "review.html")
+        md, _ = _report(out, "review.md")
+    return html, md
+
+
+@pytest.fixture
+def html_text(demo_reports):
+    return demo_reports[0]
+
+
+@pytest.fixture
+def html_doc(demo_reports):
+    return parse_html(demo_reports[0])
+
+
+@pytest.fixture
+def markdown(demo_reports):
+    return demo_reports[1]
+
+
+def _inventory(doc):
+    return table_rows(doc.find("table", id="inventory-table"))
+
+
+def _row(rows, site_text: str):
+    return next(r for r in rows if site_text in r["Site"].norm())
+
+
+# -- HTML ------------------------------------------------------------------------------
+
+def test_html_is_one_self_contained_file(html_doc, html_text):
+    for el in html_doc.iter():
+        assert el.tag not in ("link", "img", "iframe", "object"), el.tag
+        assert "src" not in el.attrs, el
+        for key in ("href", "xlink:href"):
+            assert not el.attrs.get(key, "").startswith(("http:", "https:", "//")), el.attrs
+    assert "url(" not in html_text and "@import" not in html_text
+    assert html_doc.find("style") is not None
+    assert [s.attrs["id"] for s in html_doc.find_all("section")] == [
+        "summary", "inventory", "supervision", "findings", "graph"]
+    # filtering controls are hidden until the script shows them: the page reads without JS
+    assert "hidden" in html_doc.find("div", id="inventory-controls").attrs
+
+
+def test_html_summary_counts_rules_components_and_env_layers(html_doc):
+    summary = html_doc.find("section", id="summary")
+    by_rule = {r["Rule"].norm(): (r["Severity"].norm(), r["Findings"].norm())
+               for r in table_rows(summary.find("table", class_="by-rule"))}
+    assert by_rule == {"DA101": ("error", "3"), "DA201": ("error", "1")}
+    components = {r["Component"].norm(): (r["Files"].norm(), r["Timeout sites"].norm())
+                  for r in table_rows(summary.find("table", class_="components"))}
+    assert set(components) == {"engine", "service"}
+    assert components["service"][0] == "6"
+    env = {r["File"].norm(): r["Role"].norm() for r in table_rows(summary.find("table", class_="env-files"))}
+    assert env == {"engine/.env": "layer 1 of 3", "service/.env": "layer 2 of 3",
+                   "engine/config/.env": "layer 3 of 3", "engine/.env.example": "documentation only"}
+    assert "None: every input was analysed." in summary.norm()
+
+
+def test_html_inventory_model_timeout_row(html_doc):
+    row = _row(_inventory(html_doc), "engine/internal/models/client.go:36")
+    assert row["Site"].norm().startswith("http.Client.Timeout")
+    assert row["Role"].norm() == "transport_deadline"
+    assert row["Class"].norm() == "allocator"
+    assert row["Effective"].norm() == "30 min" and row["Effective"].attrs["data-value"] == "1800"
+    assert row["Compiled default"].norm() == "120 s"
+    env = row["Env layers and profiles"].norm()
+    assert "$MODEL_TIMEOUT: engine/.env = 30m; engine/config/.env = 30m (wins)" in env
+    assert "default 120 s engine/internal/config/env.go:41" in env
+    assert row["Winning layer"].norm() == "engine/config/.env"
+    assert row["Source chain"].norm() == ("$MODEL_TIMEOUT (default 120 s) → config.Config.ModelTimeout "
+                                          "[call envDuration] → models.Config.Timeout → http.Client.Timeout")
+    assert row["Findings"].norm() == "DA101"
+
+
+def test_html_inventory_classifies_every_site(html_doc):
+    rows = _inventory(html_doc)
+    by_site = {(r["Site"].find("code").norm()): (r["Role"].norm(), r["Class"].norm(), r["Effective"].norm(),
+                                                 r["Winning layer"].norm()) for r in rows}
+    assert by_site["engine/internal/agents/loop.go:44:8"] == ("lease", "detector", "30 min", "engine/config/.env")
+    assert by_site["engine/internal/agents/loop.go:55:8"] == ("lease", "detector", "90 s", "engine/.env")
+    assert by_site["engine/cmd/engine/main.go:34:22"] == ("server_write_deadline", "allocator", "300 s", "code")
+    assert by_site["service/service/llm.py:12:13"] == ("read_timeout", "allocator", "10 min", "service/.env")
+    assert by_site["engine/internal/models/client.go:32:26"][:3] == ("phase_timeout", "allocator", "120 s")
+    # terminal writes carry no duration: not timeouts
+    assert not any("durable.go:27" in key for key in by_site)
+    assert {r["Component"].norm() for r in rows} == {"engine", "service"}
+
+
+def _leases(doc):
+    table = doc.find("table", class_="supervision")
+    rows = table.find("tbody").find_all("tr")
+    out = {}
+    for lease, verdict in zip(rows[::2], rows[1::2]):
+        cells = lease.find_all("td")
+        name = cells[0].find("b").norm()
+        out[name] = {"L": cells[1].children[0].strip(), "R": cells[2].children[0].strip(),
+                     "C": cells[3].children[0].strip(), "T": cells[4].children[0].strip(),
+                     "A": cells[5].children[0].strip(), "at most": cells[6].norm(), "sentence": verdict.norm()}
+    return out
+
+
+def test_html_lease_arithmetic(html_doc):
+    leases = _leases(html_doc)
+    assert set(leases) == {"plan", "model_call", "tool_call", "run_with_lease"}
+    model = leases["model_call"]
+    assert (model["L"], model["R"], model["C"], model["T"], model["A"], model["at most"]) == (
+        "30 min", "3", "2 h", "30 min", "1 inside", "30 min")
+    assert "the lease never renews" in model["sentence"]
+    plan = leases["plan"]  # openai-go: 30 min per attempt, 2 retries inside the lease, cap 2 h
+    assert (plan["T"], plan["A"], plan["at most"]) == ("30 min", "3 inside", "1 h 30 min")
+    assert "at most 1 h 30 min plus backoff" in plan["sentence"]
+    assert "renewals past 1 h 30 min never happen" in plan["sentence"]
+    tool = leases["tool_call"]  # nothing hard on the path: the supervisor's cap decides
+    assert (tool["L"], tool["C"], tool["T"], tool["at most"]) == ("90 s", "360 s", "∞", "360 s")
+    py = leases["run_with_lease"]  # max_renewals=3 from the parameter's default
+    assert (py["L"], py["R"], py["C"], py["T"], py["A"], py["at most"]) == (
+        "10 min", "3", "40 min", "10 min", "3 inside", "30 min")
+
+
+def test_html_findings_with_evidence_and_advice(html_doc):
+    articles = html_doc.find("section", id="findings").find_all("article")
+    heads = sorted(a.find("h3").find("code").norm() for a in articles)
+    assert heads == ["engine/internal/models/client.go:36:37", "engine/internal/models/openai.go:20:29",
+                     "engine/internal/turns/legacy.go:39:7", "service/service/llm.py:12:13"]
+    client = next(a for a in articles if "client.go:36" in a.find("h3").norm())
+    assert "DA101 shadowed-lease" in client.find("h3").norm()
+    assert "httpClient: &http.Client{Timeout: config.Timeout" in client.find("mark").norm()
+    flow = [li.norm() for li in client.find("div", class_="flow").find_all("li")]
+    assert flow[0].startswith("MODEL_TIMEOUT = 30 min")
+    assert "engine/config/.env:1 = 30m (wins)" in flow[0]
+    assert flow[-1].startswith("http.Client.Timeout = 30 min")
+    assert "model_call lease set here (30 min)" in client.find("div", class_="related").norm()
+    advice = client.find("details", class_="use-instead")
+    assert advice is not None and advice.find("pre") is not None  # the rule's good example
+
+
+@pytest.mark.skipif(not HAS_DOT, reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+def test_html_embeds_one_svg_per_component(html_doc):
+    figures = html_doc.find("section", id="graph").find_all("figure")
+    assert [f.find("figcaption").find("b").norm() for f in figures] == ["engine", "service"]
+    for figure in figures:
+        svg = figure.find("svg")
+        assert svg is not None
+        assert svg.find_all("g", class_="cluster")  # packages drawn as clusters
+    engine_svg = figures[0].find("svg").norm()
+    assert "http.Client.Timeout" in engine_svg and "$MODEL_TIMEOUT = 30m" in engine_svg
+
+
+def test_html_without_dot_embeds_mermaid(in_demo, tmp_path, monkeypatch):
+    from deadline_audit.report import review_graph
+
+    monkeypatch.setattr(review_graph, "dot_available", lambda: None)
+    text, _ = _report(tmp_path, "review.html")
+    graph = parse_html(text).find("section", id="graph")
+    assert graph.find("svg") is None
+    assert "Graphviz `dot` is not installed" in graph.norm()
+    mermaid = graph.find("pre", class_="mermaid").norm()
+    assert mermaid.startswith("flowchart LR") and "http.Client.Timeout" in mermaid
+
+
+@pytest.mark.skipif(not HAS_DOT, reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+def test_large_graph_is_cut_to_findings_with_the_full_svg_beside(in_demo, tmp_path, monkeypatch):
+    from deadline_audit.report import review_graph
+
+    monkeypatch.setattr(review_graph, "NODE_LIMIT", 20)
+    text, _ = _report(tmp_path, "review.html")
+    engine = parse_html(text).find("section", id="graph").find_all("figure")[0]
+    assert "the picture is cut" in engine.norm()
+    link = engine.find("a")
+    assert link.attrs["href"] == "review-engine-graph.svg"
+    full = (tmp_path / "review-engine-graph.svg").read_text(encoding="utf-8")
+    assert full.lstrip().startswith("<svg") and "http.Server.ReadHeaderTimeout" in full
+    shown = engine.find("svg").norm()
+    assert "http.Client.Timeout" in shown and "http.Server.ReadHeaderTimeout" not in shown
+
+
+# -- Markdown ------------------------------------------------------------------------
+
+def test_markdown_has_the_same_sections(markdown):
+    titles = [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
+    assert titles == ["Summary", "Timeout inventory", "Supervision arithmetic", "Findings", "Timeout-flow graph"]
+    assert "```mermaid\nflowchart LR" in markdown
+
+
+def test_markdown_inventory_and_leases(markdown):
+    (inventory,) = md_tables(md_section(markdown, "Timeout inventory"))
+    row = next(r for r in inventory if "`engine/internal/models/client.go:36`" in r["Site"])
+    assert (row["Role"], row["Class"], row["Effective"], row["Compiled default"], row["Winning layer"]) == (
+        "transport_deadline", "allocator", "30 min", "120 s", "engine/config/.env")
+    assert "`engine/config/.env` = 30m (wins)" in row["Env layers and profiles"]
+    assert row["Source chain"].startswith("$MODEL_TIMEOUT (default 120 s) → config.Config.ModelTimeout")
+    assert row["Findings"] == "DA101"
+    section = md_section(markdown, "Supervision arithmetic")
+    (leases,) = md_tables(section)
+    model = next(r for r in leases if r["Lease"].startswith("**model_call**"))
+    assert (model["L"], model["R"].split(" (")[0], model["C"].split(" (")[0], model["T"].split(" (")[0],
+            model["At most"]) == ("30 min", "3", "2 h", "30 min", "**30 min**")
+    assert ("- **plan** (`engine/internal/agents/loop.go:34`): L 30 min, R 3, C 2 h, T 30 min, A 3 inside ⇒ "
+            "at most 1 h 30 min plus backoff") in section
+
+
+def test_markdown_findings(markdown):
+    section = md_section(markdown, "Findings")
+    heads = sorted(line.split("`")[1] for line in section.splitlines() if line.startswith("### "))
+    assert heads == ["engine/internal/models/client.go:36:37", "engine/internal/models/openai.go:20:29",
+                     "engine/internal/turns/legacy.go:39:7", "service/service/llm.py:12:13"]
+    assert "<summary>Use instead (DA201 documentation)</summary>" in section
+
+
+# -- command line --------------------------------------------------------------------
+
+def test_format_from_suffix_or_option(in_demo, tmp_path):
+    text, _ = _report(tmp_path, "review.txt", "--format", "markdown")
+    assert text.startswith("# Timeout architecture review: demo")
+    result = run_cli("report", ".", "--no-cache", "-o", str(tmp_path / "review.txt"))
+    assert result.exit_code == 2
+    assert "name it .html or .md" in result.output
+
+
+def test_select_and_env_file_apply_as_in_check(in_demo, tmp_path):
+    text, _ = _report(tmp_path, "review.md", "--select", "DA201", "--env-file", "engine/.env")
+    summary = md_section(text, "Summary")
+    assert "| DA201 |" in summary and "| DA101 |" not in summary
+    assert "`engine/.env` | layer 1 of 1" in summary  # --env-file replaces .env discovery
