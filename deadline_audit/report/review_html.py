@@ -57,7 +57,7 @@ def _summary(r: Review) -> str:
     cards += (f"<div class=card><b>{len(r.inventory)}</b><span>timeout sites</span></div>"
               f"<div class=card><b>{len(r.leases)}</b><span>leases</span></div>"
               f"<div class=card><b>{len(r.components)}</b><span>components</span></div>")
-    out = ["<section id=summary><h2>Summary</h2>", f"<div class=cards>{cards}</div>"]
+    out = ["<section id=summary><h2>Summary</h2>", f"<div class=cards>{cards}</div>", "<div class=grid><div>"]
     if r.by_rule:
         rows = [f"<tr><td><a href='#rule-{rid}'>{rid}</a></td><td>{escape(name)}</td>"
                 f"<td><span class='badge {SEVERITY_CLASS.get(sev, '')}'>{sev}</span></td><td class=num>{n}</td></tr>"
@@ -67,9 +67,11 @@ def _summary(r: Review) -> str:
         out.append("<p>No findings.</p>")
     if r.suppressed:
         out.append(f"<p>{plural(r.suppressed, 'finding')} suppressed inline or by per-file-ignores.</p>")
+    out.append("</div><div>")
     rows = [f"<tr><td>{escape(c)}</td><td class=num>{v['files']:,}</td><td class=num>{v['lines']:,}</td>"
             f"<td class=num>{v['sites']:,}</td></tr>" for c, v in r.components.items()]
     out.append("<h3>Components</h3>" + _table(["Component", "Files", "Lines", "Timeout sites"], rows, cls="components"))
+    out.append("</div><div>")
     out.append("<h3>Env layers and profiles</h3>")
     if r.env_files:
         rows = []
@@ -83,6 +85,7 @@ def _summary(r: Review) -> str:
                    + _table(["File", "Role"], rows, cls="env-files"))
     else:
         out.append("<p>No env files: every value is the compiled default.</p>")
+    out.append("</div><div>")
     out.append("<h3>Input errors</h3>")
     if r.errors:
         items = "".join(f"<li>{_loc(e.path, e.line) if e.line else f'<code>{escape(e.path)}</code>'} "
@@ -90,7 +93,7 @@ def _summary(r: Review) -> str:
         out.append(f"<ul class=errors>{items}</ul>")
     else:
         out.append("<p>None: every input was analysed.</p>")
-    out.append("</section>")
+    out.append("</div></div></section>")
     return "\n".join(out)
 
 
@@ -290,6 +293,7 @@ table.by-rule,table.components,table.env-files{width:auto}
 td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:1px 4px;border-radius:4px}
 .cards{display:flex;gap:12px;flex-wrap:wrap}
+.grid{display:flex;gap:32px;flex-wrap:wrap;align-items:flex-start}.grid>div{max-width:560px}
 .card{border:1px solid var(--line);border-radius:8px;padding:10px 16px;min-width:110px;background:var(--soft)}
 .card b{display:block;font-size:24px}.card span{color:var(--muted)}
 .card.sev-error b{color:var(--err)}.card.sev-warning b{color:var(--warn)}.card.sev-info b{color:var(--info)}
