@@ -22,7 +22,7 @@ from deadline_audit.report.humanize import format_seconds
 DETECTOR_ROLES = ("lease", "heartbeat", "renewal", "timer", "ticker")
 ALLOCATOR_ROLES = ("transport_deadline", "read_timeout", "phase_timeout", "context_deadline",
                    "server_write_deadline", "ceiling", "fallback")
-NOT_TIMEOUTS = ("terminal_write",)  # sites in the graph that carry no duration
+NOT_TIMEOUTS = ("terminal_write", "sleep")  # sites that bound nothing: a write, a pause
 
 
 @dataclass
@@ -100,6 +100,8 @@ class Review:
     graph: object  # TimeoutGraph, for the picture
     internal_errors: int  # checks that crashed: the command exits 2
     component_of: dict[str, str]  # path -> component
+    test_sites_hidden: int = 0  # sites in test code, left out unless `include-tests`
+    hidden_paths: set[str] = field(default_factory=set)  # test code left out of the inventory and pictures
 
     @property
     def by_rule(self) -> list[tuple[str, str, str, int]]:
@@ -150,9 +152,20 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
     lease_names = {lease.id: f"lease {lease.name}" if lease.name else f"lease ({(lease.helper or '').rsplit('.', 1)[-1]})"
                    for lease in graph.leases()}
     inventory = _inventory(graph, findings, component_of, lease_names)
+    hidden: set[str] = set()
+    test_sites: list[InventoryRow] = []
+    if not getattr(config, "include_tests", False):
+        is_test = _test_code(config)
+        hidden = {f.path for f in built.facts if f.kind in ("python", "go") and is_test(f.path)}
+        test_sites = [row for row in inventory if row.path in hidden]
+        inventory = [row for row in inventory if row.path not in hidden]
+    code = {component_of.get(f.path) for f in built.facts if f.kind in ("python", "go")}
     components: dict[str, dict[str, int]] = {}
     for facts in built.facts:
-        comp = components.setdefault(component_of.get(facts.path, "—"), {"files": 0, "lines": 0, "sites": 0})
+        name = component_of.get(facts.path, OTHER)
+        if name not in code:  # a folder of config or docs only is not a component
+            name = component_of[facts.path] = OTHER
+        comp = components.setdefault(name, {"files": 0, "lines": 0, "sites": 0})
         comp["files"] += 1
         comp["lines"] += facts.lines
     for row in inventory:
@@ -173,11 +186,38 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         components=dict(sorted(components.items())),
         env_files=env_files,
         inventory=inventory,
-        leases=lease_budgets(graph),
+        leases=[b for b in lease_budgets(graph) if b.location.path not in hidden],
         graph=graph,
         component_of=component_of,
+        test_sites_hidden=len(test_sites),
+        hidden_paths=hidden,
         internal_errors=getattr(built, "internal_errors", 0),
     )
+
+
+OTHER = "(other files)"
+
+
+def _test_code(config):
+    """path -> is it test code (catalog `tests.patterns`, relative to the config root)?"""
+    import pathspec
+
+    from deadline_audit.catalog import load_catalog
+
+    patterns = load_catalog(getattr(config, "catalog", {}) or {}).file("tests").get("tests", {}).get("patterns", [])
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    root = getattr(config, "root", None)
+
+    def holds(path: str) -> bool:
+        rel = path
+        if root is not None:
+            try:
+                rel = (Path.cwd() / path).resolve().relative_to(root).as_posix()
+            except (ValueError, OSError):
+                rel = path
+        return spec.match_file(rel)
+
+    return holds
 
 
 def _root_name(root) -> str:

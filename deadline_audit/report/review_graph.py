@@ -21,6 +21,7 @@ from deadline_audit.report.graph_export import _mermaid
 from deadline_audit.report.humanize import format_seconds
 
 NODE_LIMIT = 300
+NOT_DRAWN = ("sleep",)  # a pause bounds nothing
 DOT_TIMEOUT_S = 60.0
 
 ROLE_COLOURS = {  # fill colours, by role (sites) or kind (other nodes)
@@ -60,7 +61,7 @@ def pictures(review, *, full_svg_stem: str | None = None, render_svg: bool = Tru
     dot = dot_available() if render_svg else None
     marked = _finding_nodes(review)
     out, files = [], {}
-    for component, nodes in _nodes_by_component(g, review.component_of).items():
+    for component, nodes in _nodes_by_component(g, review.component_of, review.hidden_paths).items():
         full = g.subgraph(nodes)
         shown = full
         if full.number_of_nodes() > NODE_LIMIT:
@@ -107,18 +108,26 @@ def _component_of_node(g, node: str, component_of: dict[str, str]) -> set[str]:
     return set()
 
 
-def _nodes_by_component(g, component_of: dict[str, str]) -> dict[str, set[str]]:
+def _nodes_by_component(g, component_of: dict[str, str], hidden: set[str]) -> dict[str, set[str]]:
     by: dict[str, set[str]] = {}
     for node in g.nodes:
+        if g.nodes[node].get("path") in hidden or g.nodes[node].get("role") in NOT_DRAWN:
+            continue
         for comp in _component_of_node(g, node, component_of):
             by.setdefault(comp, set()).add(node)
     for comp, nodes in by.items():  # a source read here but homed elsewhere is drawn here too
         for node in list(nodes):
             for pred in g.predecessors(node):
-                if g.nodes[pred].get("kind") in ("env", "cfg"):
+                if g.nodes[pred].get("kind") in ("env", "cfg") and g.nodes[pred].get("path") not in hidden:
                     nodes.add(pred)
     # nodes with edges only: lone env variables nobody reads are not part of the picture
-    return {c: {n for n in ns if g.degree(n)} for c, ns in sorted(by.items()) if any(g.degree(n) for n in ns)}
+    out = {}
+    for comp, nodes in sorted(by.items()):
+        sub = g.subgraph(nodes)
+        connected = {n for n in nodes if sub.degree(n)}
+        if connected:
+            out[comp] = connected
+    return out
 
 
 def _finding_nodes(review) -> set[str]:
@@ -204,7 +213,15 @@ def _text(node: str, a: dict) -> str:
     if a.get("kind") == "site":
         second = " · ".join(x for x in (a.get("role"), format_seconds(value) if value is not None else None) if x)
         return f"{label}\n{second}" if second else label
+    label = _short(label)
     return f"{label} = {format_seconds(value)}" if value is not None else label
+
+
+def _short(label: str, keep: int = 3) -> str:
+    """`openai.resources.chat.completions.Completions.create.timeout` -> `…Completions.create.timeout`
+    (the full id is the node's tooltip)."""
+    parts = label.split(".")
+    return label if len(parts) <= keep else "…" + ".".join(parts[-keep:])
 
 
 def _env_text(a: dict) -> str:

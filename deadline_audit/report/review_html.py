@@ -138,6 +138,8 @@ def _inventory(r: Review) -> str:
             "<p>Every place a duration takes effect. <b>Detectors</b> (leases, heartbeats, renewals, their timers) "
             "notice failure; <b>allocators</b> (transport, read and phase timeouts, context and server deadlines, "
             "ceilings, fallbacks) decide how long work may run. Click a column header to sort.</p>"
+            + (f"<p class=note>{plural(r.test_sites_hidden, 'site')} in test code not listed "
+               "(<code>include-tests = true</code> lists them).</p>" if r.test_sites_hidden else "")
             + controls + "<div class=wide>" + _table(head, rows, cls="inventory sortable", attrs="id=inventory-table")
             + "</div></section>")
 
@@ -322,7 +324,7 @@ details.use-instead{background:#f0f7ff;border-radius:6px;padding:6px 10px}
 details summary{cursor:pointer;font-weight:600}
 figure.picture{margin:16px 0;border:1px solid var(--line);border-radius:6px;padding:8px}
 .svg{overflow:auto;max-height:900px}
-.svg svg{max-width:100%;height:auto}
+.svg svg{max-width:none;height:auto}
 .note{color:var(--warn)}
 """
 

@@ -68,9 +68,11 @@ def _summary(r: Review) -> list[str]:
 def _inventory(r: Review) -> list[str]:
     out = ["## Timeout inventory", "",
            "Detectors (leases, heartbeats, renewals, their timers) notice failure; allocators (transport, read and "
-           "phase timeouts, context and server deadlines, ceilings, fallbacks) decide how long work may run.", "",
-           "| Site | Component | Role | Class | Effective | Compiled default | Env layers and profiles | Winning layer | Source chain | Findings |",
-           "|---|---|---|---|---:|---:|---|---|---|---|"]
+           "phase timeouts, context and server deadlines, ceilings, fallbacks) decide how long work may run.", ""]
+    if r.test_sites_hidden:
+        out += [f"{plural(r.test_sites_hidden, 'site')} in test code not listed (`include-tests = true` lists them).", ""]
+    out += ["| Site | Component | Role | Class | Effective | Compiled default | Env layers and profiles | Winning layer | Source chain | Findings |",
+            "|---|---|---|---|---:|---:|---|---|---|---|"]
     for row in r.inventory:
         env, chains = [], []
         for s in row.sources:
