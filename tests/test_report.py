@@ -148,7 +148,7 @@ def test_html_lease_arithmetic(html_doc):
     assert "at most 1 h 30 min plus backoff" in plan["sentence"]
     assert "renewals past 1 h 30 min never happen" in plan["sentence"]
     tool = leases["tool_call"]  # nothing hard on the path: the supervisor's cap decides
-    assert (tool["L"], tool["C"], tool["T"], tool["at most"]) == ("90 s", "360 s", "∞", "360 s")
+    assert (tool["L"], tool["C"], tool["T"], tool["at most"]) == ("90 s", "6 min", "∞", "6 min")
     py = leases["run_with_lease"]  # max_renewals=3 from the parameter's default
     assert (py["L"], py["R"], py["C"], py["T"], py["A"], py["at most"]) == (
         "10 min", "3", "40 min", "10 min", "3 inside", "30 min")

@@ -400,7 +400,7 @@ def span_text(seconds: float | None) -> str:
     if seconds == float("inf"):
         return "∞"
     s = round(seconds)
-    if abs(seconds - s) > 1e-6 or s < 600:
+    if abs(seconds - s) > 1e-6 or s < 60 or (s < 600 and s % 60):
         return format_seconds(seconds)
     hours, rest = divmod(s, 3600)
     minutes, secs = divmod(rest, 60)

@@ -49,6 +49,7 @@ class LeaseBudget:
     attempts_inside: int | None = 1
     attempts_inside_how: str = ""
     outside: str | None = None  # a loop around the lease call, when there is one
+    attempts_outside: int | None = 1  # how many times it runs the lease call (None: unknown)
     worst: float | None = None  # the longest one supervised call can live
     sentence: str = ""
     unknowns: list[str] = field(default_factory=list)
@@ -94,17 +95,7 @@ def _budget(graph: TimeoutGraph, lease: Lease, candidates: list[str], sites: dic
     if renewals is None:
         unknowns.append(f"the renewal bound R ({renewals_how})")
 
-    own_cap, own_how = _own_cap(graph, lease, call)
-    if own_cap is not None:
-        cap, cap_how = own_cap, own_how
-    elif renewals is None:
-        cap, cap_how = None, "unknown: R is unknown"
-    elif renewals == INF:
-        cap, cap_how = INF, "none: nothing bounds the renewals"
-    elif ttl is None:
-        cap, cap_how = None, "L × (R + 1), but L is unknown"
-    else:
-        cap, cap_how = ttl * (renewals + 1), "L × (R + 1)"
+    cap, cap_how = _cap(ttl, renewals, *_own_cap(graph, lease, call))
 
     deadline, deadline_site, deadline_how, per_attempt_site = _smallest_deadline(graph, candidates, sites)
     if deadline is None:
@@ -114,10 +105,17 @@ def _budget(graph: TimeoutGraph, lease: Lease, candidates: list[str], sites: dic
         attempts, attempts_how = _attempts(graph, *sites[per_attempt_site])
         if attempts is None:
             unknowns.append(f"the attempts A ({attempts_how})")
-    outside = None
-    if call is not None and call.extra.get("loop"):
-        outside = f"the lease call runs in a loop (line {str(call.extra['loop']).split(':')[0]})"
-        unknowns.append("how many times the loop around the lease call repeats it")
+    from deadline_audit.report.review_renewals import loop_around
+
+    outside, attempts_outside = None, 1
+    loop = loop_around(graph, lease.function, lease.location.line)
+    if loop is not None:
+        attempts_outside = loop[1]
+        if attempts_outside is None:
+            outside = f"a loop around the lease call (line {loop[0]}) repeats it"
+            unknowns.append(f"how many times the loop at line {loop[0]} repeats the lease call")
+        else:
+            outside = f"a loop around the lease call (line {loop[0]}) runs it {int(attempts_outside)} times"
 
     budget = LeaseBudget(
         lease=lease.id, name=lease.name or _label(lease.helper).rsplit(".", 1)[-1],
@@ -127,11 +125,28 @@ def _budget(graph: TimeoutGraph, lease: Lease, candidates: list[str], sites: dic
         renewals=renewals, renewals_how=renewals_how, cap=cap, cap_how=cap_how,
         deadline=deadline, deadline_how=deadline_how, deadline_site=deadline_site,
         deadline_location=_location(graph, deadline_site) if deadline_site else None,
-        attempts_inside=attempts, attempts_inside_how=attempts_how, outside=outside, unknowns=unknowns,
+        attempts_inside=attempts, attempts_inside_how=attempts_how, outside=outside,
+        attempts_outside=max(1, int(attempts_outside)) if attempts_outside is not None else None, unknowns=unknowns,
     )
     budget.worst = _worst(budget)
     budget.sentence = _sentence(budget)
     return budget
+
+
+def _cap(ttl: float | None, renewals: float | None, own: float | None, own_how: str) -> tuple[float | None, str]:
+    """C: the supervisor gives up after R renewals (L × (R + 1)) or at the helper's own
+    deadline, whichever comes first."""
+    if renewals is not None and renewals != INF and ttl is not None:
+        derived = ttl * (renewals + 1)
+        if own is None or derived <= own:
+            return derived, "L × (R + 1)" + (f", before {own_how} {span_text(own)}" if own is not None else "")
+    if own is not None:
+        return own, own_how
+    if renewals is None:
+        return None, "unknown: R is unknown"
+    if renewals == INF:
+        return INF, "none: nothing bounds the renewals"
+    return None, "L × (R + 1), but L is unknown"
 
 
 def _location(graph: TimeoutGraph, node: str) -> Location:
@@ -238,9 +253,10 @@ def _ext_name(call) -> str | None:
 
 
 def _worst(b: LeaseBudget) -> float | None:
-    if b.cap is None or b.deadline is None or b.attempts_inside is None or b.outside:
+    """A × min(T, C) when retries wrap the lease; min(A × T, C) when they run inside it."""
+    if b.cap is None or b.deadline is None or b.attempts_inside is None or b.attempts_outside is None:
         return None
-    return min(b.deadline * b.attempts_inside, b.cap)
+    return b.attempts_outside * min(b.deadline * b.attempts_inside, b.cap)
 
 
 def _count(value: float | None) -> str:
@@ -251,21 +267,28 @@ def _count(value: float | None) -> str:
 
 def _sentence(b: LeaseBudget) -> str:
     head = (f"L {span_text(b.ttl)}, R {_count(b.renewals)}, C {span_text(b.cap)}, T {span_text(b.deadline)}, "
-            f"A {_count(b.attempts_inside)} inside" + (", a retry loop outside" if b.outside else ""))
+            f"A {_count(b.attempts_inside)} inside"
+            + (f", {_count(b.attempts_outside)} outside" if b.outside else ""))
     if b.worst is None:
         missing = "; ".join(b.unknowns) or "a value"
         return f"{head} ⇒ unknown: missing {missing}."
     if b.worst == INF:
         return f"{head} ⇒ no bound: nothing caps the call and the lease renews without limit."
     tail = f" ⇒ at most {span_text(b.worst)}"
-    if b.attempts_inside and b.attempts_inside > 1 and b.deadline * b.attempts_inside <= (b.cap or INF):
+    retried_inside = b.attempts_inside > 1 and b.deadline * b.attempts_inside <= b.cap
+    if retried_inside or b.attempts_outside > 1:
         tail += " plus backoff"
-    if b.ttl and b.worst <= b.ttl:
-        tail += (f"; the lease never renews: the call dies at {span_text(b.worst)}, "
+    call = b.worst / b.attempts_outside  # one supervised call
+    if b.ttl and call <= b.ttl:
+        tail += (f"; the lease never renews: the call dies at {span_text(call)}, "
                  "when or before the lease first expires")
-    elif b.ttl and b.worst < (b.cap or INF):
-        useful = max(0, math.ceil(b.worst / b.ttl) - 1)
-        tail += f"; renewals past {span_text(b.worst)} never happen (at most {useful} of R used)"
+    elif b.ttl and call < b.cap:
+        useful = max(0, math.ceil(call / b.ttl) - 1)
+        if b.renewals is not None:
+            useful = min(useful, int(b.renewals)) if b.renewals != INF else useful
+        tail += f"; renewals past {span_text(call)} never happen (at most {useful} of R used)"
     if b.ttl and b.attempts_inside and b.attempts_inside > 1 and b.deadline <= b.ttl:
         tail += f"; each attempt dies at T ({span_text(b.deadline)}), before the lease can give it more time"
+    if b.unknowns:
+        tail += "; not resolved: " + "; ".join(b.unknowns)
     return head + tail + "."

@@ -50,27 +50,55 @@ def renewal_bound(graph: TimeoutGraph, lease: Lease, call) -> tuple[float | None
 
 
 def _bound_value(graph: TimeoutGraph, lease: Lease, call, fn, path: str, bound: str) -> float | None:
-    if bound.lstrip("-").replace(".", "", 1).isdigit():
-        return float(bound)
-    if bound in fn.param_names:
-        sym = fn.params[fn.param_names.index(bound)]
-        subst = graph.call_subst(fn, call, lease.ctx) if call is not None else {}
-        if sym in subst:
+    subst = graph.call_subst(fn, call, lease.ctx) if call is not None else {}
+    return resolve_count(graph, fn, path, bound, subst)
+
+
+def resolve_count(graph: TimeoutGraph, fn, path: str, name: str, subst: dict | None = None) -> float | None:
+    """A count written as a number, a parameter of `fn` (through `subst`), a local of `fn`
+    or a constant of its type/package/module."""
+    if name.lstrip("-").replace(".", "", 1).isdigit():
+        return float(name)
+    if name in fn.param_names:
+        sym = fn.params[fn.param_names.index(name)]
+        if subst and sym in subst:
             arg, arg_ctx = subst[sym]
             return _number(graph.value(arg, arg_ctx))
         return None
-    helper = fn.sym
-    scope = helper.rsplit(".", 1)[0]
-    candidates = [f"{helper}.{bound}"]
-    while True:  # the helper's locals, then its type's / package's / module's names
-        candidates.append(f"{scope}.{bound}")
-        if "." not in scope.split(":", 2)[-1]:
-            break
+    scope = fn.sym.rsplit(".", 1)[0]
+    candidates = [f"{fn.sym}.{name}"]
+    while "." in scope.split(":", 2)[-1]:  # the type's, then the package's / module's names
+        candidates.append(f"{scope}.{name}")
         scope = scope.rsplit(".", 1)[0]
     for sym in candidates:
         if sym in graph.bindings or sym in graph.decls:
             return _number(graph.value({"k": "ref", "sym": sym}, Ctx(path)))
     return None
+
+
+def loop_around(graph: TimeoutGraph, fn_sym: str | None, line: int) -> tuple[int, float | None] | None:
+    """The innermost loop of function `fn_sym` around `line`: (its line, how many times it
+    runs when its header says so: `range(N)`, `for i := 0; i < N; i++`, `for range N`)."""
+    if fn_sym is None or fn_sym not in graph.functions:
+        return None
+    fn, path = graph.functions[fn_sym]
+    try:
+        source = (Path.cwd() / path).read_bytes()
+    except OSError:
+        return None
+    finder = _go_loops if graph.lang.get(path) == "go" else _py_loops
+    try:
+        loops = finder(source, fn.span.line)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    inside = [loop for loop in loops if loop[0] < line <= loop[1]]
+    if not inside:
+        return None
+    start, _, bound, extra = max(inside, key=lambda loop: loop[0])
+    if bound is None:
+        return start, None
+    value = resolve_count(graph, fn, path, bound)
+    return start, (value + extra if value is not None else None)
 
 
 def _number(value) -> float | None:
@@ -131,6 +159,32 @@ def _text(node) -> str:
     return node.text.decode("utf-8", errors="replace").strip()
 
 
+@lru_cache(maxsize=64)
+def _go_loops(source: bytes, line: int) -> list[tuple[int, int, str | None, int]]:
+    """(first line, last line, bound text or None, added to the bound) of each loop."""
+    from deadline_audit.extract.go import _PARSER
+
+    fn = _find(_PARSER.parse(source).root_node, line - 1,
+               ("function_declaration", "method_declaration", "func_literal"))
+    out = []
+    for node in _walk(fn) if fn is not None else ():
+        if node.type != "for_statement":
+            continue
+        bound, extra = None, 0
+        for child in node.children:
+            if child.type == "for_clause":
+                cond = child.child_by_field_name("condition")
+                op = cond.child_by_field_name("operator") if cond is not None and cond.type == "binary_expression" else None
+                if op is not None and _text(op) in ("<", "<="):
+                    bound, extra = _text(cond.child_by_field_name("right")), _EXTRA[_text(op)]
+            elif child.type == "range_clause":  # Go 1.22 `for range n` / `for i := range n`
+                right = child.child_by_field_name("right")
+                text = _text(right) if right is not None else ""
+                bound = text if text.isidentifier() or text.isdigit() else None
+        out.append((node.start_point[0] + 1, node.end_point[0] + 1, bound, extra))
+    return out
+
+
 # -- Python --------------------------------------------------------------------------
 
 @lru_cache(maxsize=64)
@@ -154,6 +208,25 @@ def _py_comparisons(source: bytes, line: int) -> list[tuple[str, str, str]]:
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in ops:
             compares.append((ast.unparse(node.left), ops[type(node.ops[0])], ast.unparse(node.comparators[0])))
     return _oriented(compares, counters)
+
+
+@lru_cache(maxsize=64)
+def _py_loops(source: bytes, line: int) -> list[tuple[int, int, str | None, int]]:
+    tree = ast.parse(source)
+    fn = next((n for n in ast.walk(tree)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and (n.lineno == line or any(d.lineno == line for d in n.decorator_list))), None)
+    out = []
+    for node in ast.walk(fn) if fn is not None else ():
+        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            continue
+        bound, extra = None, 0
+        it = getattr(node, "iter", None)
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and len(it.args) == 1 and not it.keywords):
+            bound = ast.unparse(it.args[0])
+        out.append((node.lineno, node.end_lineno or node.lineno, bound, extra))
+    return out
 
 
 def _is_one(node) -> bool:

@@ -1,0 +1,61 @@
+"""Supervision arithmetic of the review on lease shapes written by other teams
+(fixtures/report/leases): a Go watchdog with its own cap and an extension limit, a
+Python crawl lease renewed without limit, a lease call wrapped in a retry loop, and a
+lease whose duration the graph cannot resolve."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis_support import FIXTURES
+from deadline_audit.config import load_config
+from deadline_audit.report.review import analyse_for_review
+
+ROOT = FIXTURES / "report" / "leases"
+
+
+@pytest.fixture(scope="module")
+def budgets():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        from pathlib import Path
+
+        review = analyse_for_review([Path(".")], load_config([Path(".")]), use_cache=False)
+    return {(b.location.path, b.location.line): b for b in review.leases}
+
+
+def test_every_lease_call_is_reviewed(budgets):
+    assert sorted(budgets) == [("crawler/crawler/pages.py", 26), ("crawler/crawler/pages.py", 32),
+                               ("dispatch/export/exporter.go", 25), ("dispatch/export/exporter.go", 30)]
+
+
+def test_extension_limit_caps_before_the_helpers_own_deadline(budgets):
+    b = budgets[("dispatch/export/exporter.go", 25)]
+    assert (b.ttl, b.renewals, b.cap, b.deadline, b.worst) == (300.0, 4.0, 1500.0, 1200.0, 1200.0)
+    assert b.renewals_how == "extended >= extensionLimit in supervise.Watch"
+    assert b.cap_how.startswith("L × (R + 1), before the helper's own cap (context.WithTimeout, line 16)")
+    assert b.deadline_how == "context.WithTimeout (dispatch/export/exporter.go:34)"
+    assert b.sentence == ("L 5 min, R 4, C 25 min, T 20 min, A 1 inside ⇒ at most 20 min; "
+                          "renewals past 20 min never happen (at most 3 of R used).")
+
+
+def test_unresolved_lease_duration_is_named(budgets):
+    b = budgets[("dispatch/export/exporter.go", 30)]
+    assert b.ttl is None
+    assert (b.cap, b.cap_how) == (3600.0, "the helper's own cap (context.WithTimeout, line 16)")
+    assert b.sentence.startswith("L unknown, R 4, C 1 h, T ∞, A 1 inside ⇒ at most 1 h")
+    assert "not resolved: the lease duration L" in b.sentence
+
+
+def test_unbounded_renewals_without_a_deadline_have_no_bound(budgets):
+    b = budgets[("crawler/crawler/pages.py", 26)]
+    assert b.renewals == float("inf") and b.cap == float("inf") and b.deadline == float("inf")
+    assert b.renewals_how == "no bound on the renewals in crawler.keepalive.hold_lease"
+    assert b.sentence.endswith("⇒ no bound: nothing caps the call and the lease renews without limit.")
+
+
+def test_retry_loop_outside_the_lease_multiplies_it(budgets):
+    b = budgets[("crawler/crawler/pages.py", 32)]
+    assert (b.deadline, b.attempts_inside, b.attempts_outside, b.worst) == (150.0, 1, 3, 450.0)
+    assert b.outside == "a loop around the lease call (line 30) runs it 3 times"
+    assert b.sentence.startswith("L 1 min, R ∞, C ∞, T 150 s, A 1 inside, 3 outside ⇒ at most 450 s plus backoff")
