@@ -115,6 +115,9 @@ def test_html_inventory_classifies_every_site(html_doc):
                                                  r["Winning layer"].norm()) for r in rows}
     assert by_site["engine/internal/agents/loop.go:44:8"] == ("lease", "detector", "30 min", "engine/config/.env")
     assert by_site["engine/internal/agents/loop.go:55:8"] == ("lease", "detector", "90 s", "engine/.env")
+    # the lease helper's timer: armed per call with MODEL_TIMEOUT or TOOL_TIMEOUT, no single value
+    assert by_site["engine/internal/agents/lease.go:28:25"] == ("timer", "detector", "unresolved",
+                                                              "engine/.env, engine/config/.env")
     assert by_site["engine/cmd/engine/main.go:34:22"] == ("server_write_deadline", "allocator", "300 s", "code")
     assert by_site["service/service/llm.py:12:13"] == ("read_timeout", "allocator", "10 min", "service/.env")
     assert by_site["engine/internal/models/client.go:32:26"][:3] == ("phase_timeout", "allocator", "120 s")

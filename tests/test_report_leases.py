@@ -5,6 +5,8 @@ lease whose duration the graph cannot resolve."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from analysis_support import FIXTURES
@@ -15,12 +17,14 @@ ROOT = FIXTURES / "report" / "leases"
 
 
 @pytest.fixture(scope="module")
-def budgets():
+def review():
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(ROOT)
-        from pathlib import Path
+        return analyse_for_review([Path(".")], load_config([Path(".")]), use_cache=False)
 
-        review = analyse_for_review([Path(".")], load_config([Path(".")]), use_cache=False)
+
+@pytest.fixture(scope="module")
+def budgets(review):
     return {(b.location.path, b.location.line): b for b in review.leases}
 
 
@@ -59,3 +63,11 @@ def test_retry_loop_outside_the_lease_multiplies_it(budgets):
     assert (b.deadline, b.attempts_inside, b.attempts_outside, b.worst) == (150.0, 1, 3, 450.0)
     assert b.outside == "a loop around the lease call (line 30) runs it 3 times"
     assert b.sentence.startswith("L 1 min, R ∞, C ∞, T 150 s, A 1 inside, 3 outside ⇒ at most 450 s plus backoff")
+
+
+def test_timers_detect_only_inside_a_lease_helper(review):
+    rows = {(r.path, r.line): (r.role, r.classification) for r in review.inventory}
+    assert rows[("dispatch/supervise/watch.go", 22)] == ("timer", "detector")
+    assert rows[("crawler/crawler/keepalive.py", 13)] == ("timer", "detector")
+    assert rows[("dispatch/export/metrics.go", 10)][1] == "other"  # a metrics ticker supervises nothing
+    assert rows[("dispatch/export/exporter.go", 34)] == ("context_deadline", "allocator")

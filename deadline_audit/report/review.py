@@ -19,7 +19,8 @@ from deadline_audit.findings import Finding, InputError
 from deadline_audit.report.humanize import format_seconds
 
 # Roles that detect failure (a renewable supervision) vs roles that allocate time (SPEC §1).
-DETECTOR_ROLES = ("lease", "heartbeat", "renewal", "timer", "ticker")
+DETECTOR_ROLES = ("lease", "heartbeat", "renewal")
+TIMER_ROLES = ("timer", "ticker")  # detectors inside a lease helper; elsewhere plain timers
 ALLOCATOR_ROLES = ("transport_deadline", "read_timeout", "phase_timeout", "context_deadline",
                    "server_write_deadline", "ceiling", "fallback")
 NOT_TIMEOUTS = ("terminal_write", "sleep")  # sites that bound nothing: a write, a pause
@@ -281,8 +282,8 @@ def package_of(path: str) -> str:
 
 # -- inventory -----------------------------------------------------------------------
 
-def classification(role: str | None) -> str:
-    if role in DETECTOR_ROLES:
+def classification(role: str | None, in_lease_helper: bool = False) -> str:
+    if role in DETECTOR_ROLES or (role in TIMER_ROLES and in_lease_helper):
         return "detector"
     if role in ALLOCATOR_ROLES:
         return "allocator"
@@ -295,6 +296,8 @@ def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
     at_site: dict[tuple[str, int], list[str]] = {}
     for f in findings:
         at_site.setdefault((f.location.path, f.location.line), []).append(f.rule_id)
+    helpers = set(graph.lease_helpers(graph.declared_leases))
+    helpers |= {c for h in helpers for c in graph.closures.get(h, ())}
     rows = []
     for node, a in g.nodes(data=True):
         if a.get("kind") != "site" or a.get("role") in NOT_TIMEOUTS:
@@ -302,7 +305,7 @@ def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
         path = a.get("path", "")
         rows.append(InventoryRow(
             site=node, label=labels.get(node) or str(a.get("label", node)), role=str(a.get("role") or "?"),
-            classification=classification(a.get("role")),
+            classification=classification(a.get("role"), a.get("function") in helpers),
             component=component_of.get(path, "—"), path=path, line=int(a.get("line") or 0),
             column=int(a.get("column") or 0),
             effective_seconds=a.get("effective_seconds"), default_seconds=a.get("default_seconds"),

@@ -135,7 +135,7 @@ def _inventory(r: Review) -> str:
     head = ["Site", "Component", "Role", "Class", "Effective", "Compiled default", "Env layers and profiles",
             "Winning layer", "Source chain", "Findings"]
     return ("<section id=inventory><h2>Timeout inventory</h2>"
-            "<p>Every place a duration takes effect. <b>Detectors</b> (leases, heartbeats, renewals, their timers) "
+            "<p>Every place a duration takes effect. <b>Detectors</b> (leases, heartbeats, renewals, the timers of a lease helper) "
             "notice failure; <b>allocators</b> (transport, read and phase timeouts, context and server deadlines, "
             "ceilings, fallbacks) decide how long work may run. Click a column header to sort.</p>"
             + (f"<p class=note>{plural(r.test_sites_hidden, 'site')} in test code not listed "
