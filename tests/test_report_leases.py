@@ -29,7 +29,7 @@ def budgets(review):
 
 
 def test_every_lease_call_is_reviewed(budgets):
-    assert sorted(budgets) == [("crawler/crawler/pages.py", 26), ("crawler/crawler/pages.py", 32),
+    assert sorted(budgets) == [("crawler/crawler/pages.py", 28), ("crawler/crawler/pages.py", 34),
                                ("dispatch/export/exporter.go", 25), ("dispatch/export/exporter.go", 30)]
 
 
@@ -52,16 +52,16 @@ def test_unresolved_lease_duration_is_named(budgets):
 
 
 def test_unbounded_renewals_without_a_deadline_have_no_bound(budgets):
-    b = budgets[("crawler/crawler/pages.py", 26)]
+    b = budgets[("crawler/crawler/pages.py", 28)]
     assert b.renewals == float("inf") and b.cap == float("inf") and b.deadline == float("inf")
     assert b.renewals_how == "no bound on the renewals in crawler.keepalive.hold_lease"
     assert b.sentence.endswith("⇒ no bound: nothing caps the call and the lease renews without limit.")
 
 
 def test_retry_loop_outside_the_lease_multiplies_it(budgets):
-    b = budgets[("crawler/crawler/pages.py", 32)]
+    b = budgets[("crawler/crawler/pages.py", 34)]
     assert (b.deadline, b.attempts_inside, b.attempts_outside, b.worst) == (150.0, 1, 3, 450.0)
-    assert b.outside == "a loop around the lease call (line 30) runs it 3 times"
+    assert b.outside == "a loop around the lease call (line 32) runs it 3 times"
     assert b.sentence.startswith("L 1 min, R ∞, C ∞, T 150 s, A 1 inside, 3 outside ⇒ at most 450 s plus backoff")
 
 
@@ -71,3 +71,26 @@ def test_timers_detect_only_inside_a_lease_helper(review):
     assert rows[("crawler/crawler/keepalive.py", 13)] == ("timer", "detector")
     assert rows[("dispatch/export/metrics.go", 10)][1] == "other"  # a metrics ticker supervises nothing
     assert rows[("dispatch/export/exporter.go", 34)] == ("context_deadline", "allocator")
+
+
+def test_profiles_show_beside_the_compiled_default(review):
+    row = next(r for r in review.inventory if (r.path, r.line) == ("crawler/crawler/pages.py", 23))
+    (source,) = row.sources
+    assert source.label == "FETCH_DEADLINE_SECONDS"
+    assert source.raw_by_file == {"crawler/.env.production": "150", "crawler/.env.staging": "45"}
+    assert source.winner == "crawler/.env.production"  # no layer sets it: the production profile's
+    assert (row.effective_seconds, row.default_seconds, row.winning) == (150.0, 20.0, "crawler/.env.production")
+    assert [(e.path, e.role, e.profile) for e in review.env_files] == [
+        ("crawler/.env.production", "profile", "production"), ("crawler/.env.staging", "profile", "staging")]
+
+
+def test_a_cut_picture_without_findings_draws_nothing(review, monkeypatch):
+    from deadline_audit.report import review_graph
+
+    monkeypatch.setattr(review_graph, "NODE_LIMIT", 3)
+    drawn, files = review_graph.pictures(review, full_svg_stem="review")
+    crawler = next(p for p in drawn if p.component == "crawler")
+    assert crawler.cut and crawler.shown_nodes == 0 and crawler.svg is None
+    assert "No site of this component carries a finding: nothing to draw here." in crawler.notes
+    if review_graph.dot_available():
+        assert crawler.full_svg_name == "review-crawler-graph.svg" and files[crawler.full_svg_name].startswith("<svg")

@@ -22,6 +22,7 @@ from deadline_audit.report.humanize import format_seconds
 
 NODE_LIMIT = 300
 NOT_DRAWN = ("sleep",)  # a pause bounds nothing
+FULL_LIMIT = 4000  # the full graph beside the report is drawn up to this size
 DOT_TIMEOUT_S = 60.0
 
 ROLE_COLOURS = {  # fill colours, by role (sites) or kind (other nodes)
@@ -71,17 +72,23 @@ def pictures(review, *, full_svg_stem: str | None = None, render_svg: bool = Tru
             picture.notes.append(
                 f"{full.number_of_nodes():,} nodes: the picture is cut to the {shown.number_of_nodes():,} "
                 "nodes of the sites with findings and what flows into them.")
+        if picture.cut and not shown.number_of_nodes():
+            picture.notes.append("No site of this component carries a finding: nothing to draw here.")
         if dot is None:
             if render_svg:
                 picture.notes.append("Graphviz `dot` is not installed: the graph is given as Mermaid source.")
         else:
-            svg, error = render(dot, to_dot(shown, review, component, marked))
-            picture.svg = svg
-            if error:
-                picture.notes.append(f"Graphviz failed ({error}): the graph is given as Mermaid source.")
-            if picture.cut and full_svg_stem:
+            if shown.number_of_nodes():
+                svg, error = render(dot, to_dot(shown, review, component, marked))
+                picture.svg = svg
+                if error:
+                    picture.notes.append(f"Graphviz failed ({error}): the graph is given as Mermaid source.")
+            if picture.cut and full_svg_stem and full.number_of_nodes() > FULL_LIMIT:
+                picture.notes.append(f"The full graph ({full.number_of_nodes():,} nodes) is too large to draw; "
+                                     "`deadline-audit graph --format dot` exports it.")
+            elif picture.cut and full_svg_stem:
                 name = f"{full_svg_stem}-{_slug(component)}-graph.svg"
-                full_svg, full_error = render(dot, to_dot(full, review, component, marked), timeout=DOT_TIMEOUT_S * 3)
+                full_svg, full_error = render(dot, to_dot(full, review, component, marked), timeout=DOT_TIMEOUT_S * 2)
                 if full_svg is not None:
                     files[name] = full_svg
                     picture.full_svg_name = name

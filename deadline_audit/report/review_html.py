@@ -271,7 +271,7 @@ def _graph(pictures: list[Picture]) -> str:
             out.append(f"<p><a href='{escape(p.full_svg_name)}'>The full graph of {escape(p.component)} (SVG)</a></p>")
         if p.svg:
             out.append(f"<div class=svg>{p.svg}</div>")
-        else:
+        elif p.shown_nodes:
             out.append(f"<pre class=mermaid>{escape(p.mermaid)}</pre>")
         out.append("</figure>")
     out.append("</section>")

@@ -167,5 +167,6 @@ def _graph(pictures: list[Picture]) -> list[str]:
         out += [note for note in p.notes if "dot" not in note] + ([""] if p.notes else [])
         if p.full_svg_name:
             out += [f"[The full graph of {p.component} (SVG)]({p.full_svg_name})", ""]
-        out += ["```mermaid", p.mermaid.rstrip("\n"), "```", ""]
+        if p.shown_nodes:
+            out += ["```mermaid", p.mermaid.rstrip("\n"), "```", ""]
     return out
