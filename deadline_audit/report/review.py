@@ -396,6 +396,20 @@ def seconds_text(value: float | None) -> str:
     return format_seconds(value) if value is not None else "unresolved"
 
 
+def value_text(value: float | None, implicit: bool = False) -> str:
+    """An inventory value: `30 min`, `600 s (library default)`, `unresolved`."""
+    if value is None:
+        return "no limit (library default)" if implicit else "unresolved"
+    return format_seconds(value) + (" (library default)" if implicit else "")
+
+
+def count_text(value: float | None) -> str:
+    """R and A: `3`, `∞`, `unknown`."""
+    if value is None:
+        return "unknown"
+    return "∞" if value == float("inf") else f"{int(value):,}"
+
+
 def span_text(seconds: float | None) -> str:
     """A duration a reader adds up: `1 h 30 min`, `40 min`, `2 h`, `90 s`, `∞`."""
     if seconds is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from deadline_audit.report.graph_export import _mermaid
+from deadline_audit.report import graph_export
 from deadline_audit.report.humanize import format_seconds
 
 NODE_LIMIT = 300
@@ -67,7 +67,7 @@ def pictures(review, *, full_svg_stem: str | None = None, render_svg: bool = Tru
         shown = full
         if full.number_of_nodes() > NODE_LIMIT:
             shown = g.subgraph(_cut(g, nodes, marked))
-        picture = Picture(component, full.number_of_nodes(), shown.number_of_nodes(), mermaid=_mermaid(shown))
+        picture = Picture(component, full.number_of_nodes(), shown.number_of_nodes(), mermaid=graph_export.render(shown, "mermaid"))
         if picture.cut:
             picture.notes.append(
                 f"{full.number_of_nodes():,} nodes: the picture is cut to the {shown.number_of_nodes():,} "

@@ -7,7 +7,7 @@ from html import escape
 
 from deadline_audit import __version__
 from deadline_audit.report.humanize import format_seconds, plural
-from deadline_audit.report.review import Review, seconds_text, span_text
+from deadline_audit.report.review import Review, count_text, seconds_text, span_text, value_text
 from deadline_audit.report.review_graph import ROLE_COLOURS, Picture
 from deadline_audit.report.review_leases import LeaseBudget
 
@@ -119,8 +119,8 @@ def _inventory(r: Review) -> str:
             f"<td>{escape(row.component)}</td>"
             f"<td><span class=role style='background:{ROLE_COLOURS.get(row.role, '#fff')}'>{escape(row.role)}</span></td>"
             f"<td>{row.classification}</td>"
-            f"<td class=num data-value='{_num(row.effective_seconds)}'>{escape(_value(row.effective_seconds, row.implicit))}</td>"
-            f"<td class=num data-value='{_num(row.default_seconds)}'>{escape(_value(row.default_seconds, row.implicit))}</td>"
+            f"<td class=num data-value='{_num(row.effective_seconds)}'>{escape(value_text(row.effective_seconds, row.implicit))}</td>"
+            f"<td class=num data-value='{_num(row.default_seconds)}'>{escape(value_text(row.default_seconds, row.implicit))}</td>"
             f"<td>{''.join(env_cells) or '—'}</td>"
             f"<td>{escape(row.winning)}</td>"
             f"<td>{''.join(chains) or '—'}</td>"
@@ -148,19 +148,7 @@ def _num(value: float | None) -> str:
     return "" if value is None else f"{value:.9g}"
 
 
-def _value(value: float | None, implicit: bool) -> str:
-    if value is None:
-        return "no limit (library default)" if implicit else "unresolved"
-    return format_seconds(value) + (" (library default)" if implicit else "")
-
-
 # -- supervision ---------------------------------------------------------------------
-
-def _count(value: float | None) -> str:
-    if value is None:
-        return "unknown"
-    return "∞" if value == float("inf") else f"{int(value):,}"
-
 
 def _supervision(leases: list[LeaseBudget]) -> str:
     out = ["<section id=supervision><h2>Supervision arithmetic</h2>"]
@@ -177,10 +165,10 @@ def _supervision(leases: list[LeaseBudget]) -> str:
             f"<br><small>{escape(b.helper)} → {escape(b.operation)}</small></td>"
             f"<td class=num>{escape(span_text(b.ttl))}"
             + (f"<br><small>default {escape(span_text(b.ttl_default))}</small>" if b.ttl_default != b.ttl else "")
-            + f"</td><td class=num>{_count(b.renewals)}<br><small>{escape(b.renewals_how)}</small></td>"
+            + f"</td><td class=num>{count_text(b.renewals)}<br><small>{escape(b.renewals_how)}</small></td>"
             f"<td class=num>{escape(span_text(b.cap))}<br><small>{escape(b.cap_how)}</small></td>"
             f"<td class=num>{escape(span_text(b.deadline))}<br><small>{escape(b.deadline_how)}</small></td>"
-            f"<td class=num>{_count(b.attempts_inside)} inside<br><small>{escape(b.attempts_inside_how)}</small>"
+            f"<td class=num>{count_text(b.attempts_inside)} inside<br><small>{escape(b.attempts_inside_how)}</small>"
             + (f"<br><small>{escape(b.outside)}</small>" if b.outside else "")
             + f"</td><td class=num><b>{escape(span_text(b.worst))}</b></td></tr>"
             f"<tr class=verdict><td colspan=7>{escape(b.sentence)}</td></tr>")

@@ -24,7 +24,7 @@ from fnmatch import fnmatchcase
 
 from deadline_audit.findings import Location
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
-from deadline_audit.report.review import span_text
+from deadline_audit.report.review import count_text, span_text
 
 INF = math.inf
 
@@ -259,16 +259,10 @@ def _worst(b: LeaseBudget) -> float | None:
     return b.attempts_outside * min(b.deadline * b.attempts_inside, b.cap)
 
 
-def _count(value: float | None) -> str:
-    if value is None:
-        return "unknown"
-    return "∞" if value == INF else f"{int(value):,}"
-
-
 def _sentence(b: LeaseBudget) -> str:
-    head = (f"L {span_text(b.ttl)}, R {_count(b.renewals)}, C {span_text(b.cap)}, T {span_text(b.deadline)}, "
-            f"A {_count(b.attempts_inside)} inside"
-            + (f", {_count(b.attempts_outside)} outside" if b.outside else ""))
+    head = (f"L {span_text(b.ttl)}, R {count_text(b.renewals)}, C {span_text(b.cap)}, T {span_text(b.deadline)}, "
+            f"A {count_text(b.attempts_inside)} inside"
+            + (f", {count_text(b.attempts_outside)} outside" if b.outside else ""))
     if b.worst is None:
         missing = "; ".join(b.unknowns) or "a value"
         return f"{head} ⇒ unknown: missing {missing}."

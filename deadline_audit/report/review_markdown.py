@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from deadline_audit import __version__
 from deadline_audit.report.humanize import format_seconds, plural
-from deadline_audit.report.review import Review, seconds_text, span_text
+from deadline_audit.report.review import Review, count_text, seconds_text, span_text, value_text
 from deadline_audit.report.review_graph import Picture
-from deadline_audit.report.review_html import _count, _value
 
 ICONS = {"error": "🔴", "warning": "🟠", "info": "🔵"}
 
@@ -83,7 +82,7 @@ def _inventory(r: Review) -> list[str]:
             chains.append(" → ".join(s.chain))
         out.append(
             f"| **{_cell(row.label)}** `{row.path}:{row.line}` | {_cell(row.component)} | {row.role} | {row.classification} "
-            f"| {_value(row.effective_seconds, row.implicit)} | {_value(row.default_seconds, row.implicit)} "
+            f"| {value_text(row.effective_seconds, row.implicit)} | {value_text(row.default_seconds, row.implicit)} "
             f"| {_cell('<br>'.join(env)) or '—'} | {_cell(row.winning)} | {_cell('<br>'.join(chains)) or '—'} "
             f"| {' '.join(row.findings)} |")
     out.append("")
@@ -100,8 +99,8 @@ def _supervision(r: Review) -> list[str]:
     for b in r.leases:
         out.append(
             f"| **{_cell(b.name)}** `{b.location.path}:{b.location.line}` ({_cell(b.helper)} → {_cell(b.operation)}) "
-            f"| {span_text(b.ttl)} | {_count(b.renewals)} ({_cell(b.renewals_how)}) | {span_text(b.cap)} ({_cell(b.cap_how)}) "
-            f"| {span_text(b.deadline)} ({_cell(b.deadline_how)}) | {_count(b.attempts_inside)} inside ({_cell(b.attempts_inside_how)})"
+            f"| {span_text(b.ttl)} | {count_text(b.renewals)} ({_cell(b.renewals_how)}) | {span_text(b.cap)} ({_cell(b.cap_how)}) "
+            f"| {span_text(b.deadline)} ({_cell(b.deadline_how)}) | {count_text(b.attempts_inside)} inside ({_cell(b.attempts_inside_how)})"
             + (f"; {_cell(b.outside)}" if b.outside else "") + f" | **{span_text(b.worst)}** |")
     out.append("")
     out += [f"- **{b.name}** (`{b.location.path}:{b.location.line}`): {b.sentence}" for b in r.leases]

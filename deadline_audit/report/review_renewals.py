@@ -110,11 +110,17 @@ def _number(value) -> float | None:
 
 # -- Go ------------------------------------------------------------------------------
 
+@lru_cache(maxsize=1)
+def _go_parser():
+    import tree_sitter_go
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_go.language()))
+
+
 @lru_cache(maxsize=64)
 def _go_comparisons(source: bytes, line: int) -> list[tuple[str, str, str]]:
-    from deadline_audit.extract.go import _PARSER
-
-    tree = _PARSER.parse(source)
+    tree = _go_parser().parse(source)
     fn = _find(tree.root_node, line - 1, ("function_declaration", "method_declaration", "func_literal"))
     if fn is None:
         return []
@@ -162,9 +168,7 @@ def _text(node) -> str:
 @lru_cache(maxsize=64)
 def _go_loops(source: bytes, line: int) -> list[tuple[int, int, str | None, int]]:
     """(first line, last line, bound text or None, added to the bound) of each loop."""
-    from deadline_audit.extract.go import _PARSER
-
-    fn = _find(_PARSER.parse(source).root_node, line - 1,
+    fn = _find(_go_parser().parse(source).root_node, line - 1,
                ("function_declaration", "method_declaration", "func_literal"))
     out = []
     for node in _walk(fn) if fn is not None else ():
