@@ -94,3 +94,11 @@ def test_a_cut_picture_without_findings_draws_nothing(review, monkeypatch):
     assert "No site of this component carries a finding: nothing to draw here." in crawler.notes
     if review_graph.dot_available():
         assert crawler.full_svg_name == "review-crawler-graph.svg" and files[crawler.full_svg_name].startswith("<svg")
+
+
+def test_configured_components_name_the_sites(review):
+    by_path = {r.path: r.component for r in review.inventory}
+    assert by_path["dispatch/supervise/watch.go"] == "supervisor"
+    assert by_path["dispatch/export/exporter.go"] == "exporter"
+    assert by_path["crawler/crawler/pages.py"] == "crawler"  # no glob matches: the folder names it
+    assert set(review.components) == {"supervisor", "exporter", "crawler", "(other files)"}

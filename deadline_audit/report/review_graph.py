@@ -80,7 +80,8 @@ def pictures(review, *, full_svg_stem: str | None = None, render_svg: bool = Tru
         else:
             if shown.number_of_nodes():
                 svg, error = render(dot, to_dot(shown, review, component, marked))
-                picture.svg = svg
+                # several SVGs share one HTML document: their ids must not collide
+                picture.svg = re.sub(r'\bid="', f'id="{_slug(component)}-', svg) if svg else None
                 if error:
                     picture.notes.append(f"Graphviz failed ({error}): the graph is given as Mermaid source.")
             if picture.cut and full_svg_stem and full.number_of_nodes() > FULL_LIMIT:
