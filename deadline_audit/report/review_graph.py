@@ -171,6 +171,7 @@ def _package(a: dict) -> str:
 
 
 def to_dot(sub, review, component: str, marked: set[str]) -> str:
+    names = {row.site: row.label for row in review.inventory}  # leases by their own name
     lines = [f"digraph {_q(component)} {{", "  rankdir=LR; newrank=true;",
              '  graph [fontname="Helvetica", fontsize=11, labeljust=l, color="#bbbbbb", style=rounded];',
              '  node [fontname="Helvetica", fontsize=10, style="filled", penwidth=1];',
@@ -184,7 +185,7 @@ def to_dot(sub, review, component: str, marked: set[str]) -> str:
     ids = {node: f"n{i}" for i, node in enumerate(sorted(sub.nodes))}
     for i, (package, members) in enumerate(sorted(clusters.items())):
         lines.append(f"  subgraph cluster_{i} {{ label={_q(package)};")
-        lines += [f"    {_node(ids[n], n, sub.nodes[n], n in marked)}" for n in members]
+        lines += [f"    {_node(ids[n], n, sub.nodes[n], n in marked, names.get(n))}" for n in members]
         lines.append("  }")
     if free:
         lines.append(f"  subgraph cluster_env {{ label={_q('environment and config')}; style=\"rounded,dashed\";")
@@ -198,11 +199,11 @@ def to_dot(sub, review, component: str, marked: set[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _node(node_id: str, node: str, a: dict, marked: bool) -> str:
+def _node(node_id: str, node: str, a: dict, marked: bool, name: str | None = None) -> str:
     kind = a.get("kind")
     role = a.get("role") if kind == "site" else kind
     shape = {"env": "note", "cfg": "note", "site": "box", "lit": "plaintext", "sym": "ellipse", "ctx": "hexagon"}.get(kind, "ellipse")
-    text = _env_text(a) if kind == "env" else _text(node, a)
+    text = _env_text(a) if kind == "env" else _text(node, {**a, "label": name} if name else a)
     attrs = [f"label={_q(text)}", f"shape={shape}", f"fillcolor={_q(ROLE_COLOURS.get(role or '', '#ffffff'))}",
              f"tooltip={_q(node)}"]
     if kind == "site":

@@ -3,6 +3,7 @@ without JavaScript; a few lines of inline JS only sort and filter the inventory.
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from deadline_audit import __version__
@@ -249,7 +250,7 @@ def _graph(pictures: list[Picture]) -> str:
         return "\n".join(out)
     legend = "".join(f"<span class=role style='background:{colour}'>{escape(role)}</span> "
                      for role, colour in ROLE_COLOURS.items() if role not in ("sym", "lit"))
-    out.append(f"<p class=legend>Colour by role: {legend} · sites with findings have a red border.</p>")
+    out.append(f"<p class=legend>Colour by role: {legend} · sites with a finding, or related to one, have a red border.</p>")
     for p in pictures:
         out.append(f"<figure class=picture><figcaption><b>{escape(p.component)}</b> — {plural(p.total_nodes, 'node')}"
                    + (f", {p.shown_nodes:,} shown" if p.cut else "") + "</figcaption>")
@@ -258,13 +259,22 @@ def _graph(pictures: list[Picture]) -> str:
         if p.full_svg_name:
             out.append(f"<p><a href='{escape(p.full_svg_name)}'>The full graph of {escape(p.component)} (SVG)</a></p>")
         if p.svg:
-            out.append(f"<div class=svg>{p.svg}</div>")
+            out.append(f"<div class='{_svg_class(p.svg)}'>{p.svg}</div>")
         elif p.shown_nodes:
             out.append(f"<pre class=mermaid>{escape(p.mermaid)}</pre>")
         out.append("</figure>")
     out.append("</section>")
     return "\n".join(out)
 
+
+def _svg_class(svg: str) -> str:
+    """Pictures up to about two screens wide are fitted to the page; wider ones keep their
+    size (labels stay readable) and scroll."""
+    match = re.search(r'<svg[^>]*\bwidth="([\d.]+)pt"', svg)
+    return "svg fit" if match and float(match.group(1)) <= FIT_WIDTH_PT else "svg"
+
+
+FIT_WIDTH_PT = 2200
 
 CSS = """
 :root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--soft:#f6f8fa;--err:#cf222e;--warn:#bc4c00;--info:#0969da}
@@ -312,7 +322,7 @@ details.use-instead{background:#f0f7ff;border-radius:6px;padding:6px 10px}
 details summary{cursor:pointer;font-weight:600}
 figure.picture{margin:16px 0;border:1px solid var(--line);border-radius:6px;padding:8px}
 .svg{overflow:auto;max-height:900px}
-.svg svg{max-width:none;height:auto}
+.svg svg{max-width:none;height:auto}.svg.fit svg{max-width:100%}
 .note{color:var(--warn)}
 """
 
