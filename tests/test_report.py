@@ -262,3 +262,16 @@ def test_select_and_env_file_apply_as_in_check(in_demo, tmp_path):
     summary = md_section(text, "Summary")
     assert "| DA201 |" in summary and "| DA101 |" not in summary
     assert "`engine/.env` | layer 1 of 1" in summary  # --env-file replaces .env discovery
+
+
+def test_bad_inputs_are_listed_and_the_review_still_written(tmp_path, monkeypatch):
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "main.go").write_text("package main\n\nfunc {\n", encoding="utf-8")
+    (tmp_path / "svc" / ".env").write_text("WORKER_TIMEOUT=5m\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    text, result = _report(tmp_path, "review.html", "svc")
+    doc = parse_html(text)
+    errors = doc.find("ul", class_="errors")
+    assert errors is not None and "svc/main.go:3" in errors.norm()
+    assert "No timeout site found." in doc.find("section", id="inventory").norm()
+    assert "svc/main.go:3" in result.output  # and on stderr, as `check` does

@@ -141,8 +141,8 @@ def _inventory(r: Review) -> str:
             "ceilings, fallbacks) decide how long work may run. Click a column header to sort.</p>"
             + (f"<p class=note>{plural(r.test_sites_hidden, 'site')} in test code not listed "
                "(<code>include-tests = true</code> lists them).</p>" if r.test_sites_hidden else "")
-            + controls + "<div class=wide>" + _table(head, rows, cls="inventory sortable", attrs="id=inventory-table")
-            + "</div></section>")
+            + (controls + "<div class=wide>" + _table(head, rows, cls="inventory sortable", attrs="id=inventory-table")
+               + "</div>" if rows else "<p>No timeout site found.</p>") + "</section>")
 
 
 def _num(value: float | None) -> str:

@@ -70,6 +70,8 @@ def _inventory(r: Review) -> list[str]:
            "phase timeouts, context and server deadlines, ceilings, fallbacks) decide how long work may run.", ""]
     if r.test_sites_hidden:
         out += [f"{plural(r.test_sites_hidden, 'site')} in test code not listed (`include-tests = true` lists them).", ""]
+    if not r.inventory:
+        return out + ["No timeout site found.", ""]
     out += ["| Site | Component | Role | Class | Effective | Compiled default | Env layers and profiles | Winning layer | Source chain | Findings |",
             "|---|---|---|---|---:|---:|---|---|---|---|"]
     for row in r.inventory:
