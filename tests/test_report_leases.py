@@ -30,21 +30,22 @@ def budgets(review):
 
 def test_every_lease_call_is_reviewed(budgets):
     assert sorted(budgets) == [("crawler/crawler/pages.py", 28), ("crawler/crawler/pages.py", 34),
-                               ("dispatch/export/exporter.go", 25), ("dispatch/export/exporter.go", 30)]
+                               ("dispatch/export/exporter.go", 26), ("dispatch/export/exporter.go", 31),
+                               ("dispatch/export/exporter.go", 36)]
 
 
 def test_extension_limit_caps_before_the_helpers_own_deadline(budgets):
-    b = budgets[("dispatch/export/exporter.go", 25)]
+    b = budgets[("dispatch/export/exporter.go", 26)]
     assert (b.ttl, b.renewals, b.cap, b.deadline, b.worst) == (300.0, 4.0, 1500.0, 1200.0, 1200.0)
     assert b.renewals_how == "extended >= extensionLimit in supervise.Watch"
     assert b.cap_how.startswith("L × (R + 1), before the helper's own cap (context.WithTimeout, line 16)")
-    assert b.deadline_how == "context.WithTimeout (dispatch/export/exporter.go:34)"
+    assert b.deadline_how == "context.WithTimeout (dispatch/export/exporter.go:40)"
     assert b.sentence == ("L 5 min, R 4, C 25 min, T 20 min, A 1 inside ⇒ at most 20 min; "
                           "renewals past 20 min never happen (at most 3 of R used).")
 
 
 def test_unresolved_lease_duration_is_named(budgets):
-    b = budgets[("dispatch/export/exporter.go", 30)]
+    b = budgets[("dispatch/export/exporter.go", 31)]
     assert b.ttl is None
     assert (b.cap, b.cap_how) == (3600.0, "the helper's own cap (context.WithTimeout, line 16)")
     assert b.sentence.startswith("L unknown, R 4, C 1 h, T ∞, A 1 inside ⇒ at most 1 h")
@@ -55,7 +56,8 @@ def test_unbounded_renewals_without_a_deadline_have_no_bound(budgets):
     b = budgets[("crawler/crawler/pages.py", 28)]
     assert b.renewals == float("inf") and b.cap == float("inf") and b.deadline == float("inf")
     assert b.renewals_how == "no bound on the renewals in crawler.keepalive.hold_lease"
-    assert b.sentence.endswith("⇒ no bound: nothing caps the call and the lease renews without limit.")
+    assert b.sentence.endswith("⇒ no bound found: no hard deadline on the supervised path, no cap in the helper, "
+                               "and nothing limits the renewals.")
 
 
 def test_retry_loop_outside_the_lease_multiplies_it(budgets):
@@ -70,7 +72,7 @@ def test_timers_detect_only_inside_a_lease_helper(review):
     assert rows[("dispatch/supervise/watch.go", 22)] == ("timer", "detector")
     assert rows[("crawler/crawler/keepalive.py", 13)] == ("timer", "detector")
     assert rows[("dispatch/export/metrics.go", 10)][1] == "other"  # a metrics ticker supervises nothing
-    assert rows[("dispatch/export/exporter.go", 34)] == ("context_deadline", "allocator")
+    assert rows[("dispatch/export/exporter.go", 40)] == ("context_deadline", "allocator")
 
 
 def test_profiles_show_beside_the_compiled_default(review):
@@ -102,3 +104,8 @@ def test_configured_components_name_the_sites(review):
     assert by_path["dispatch/export/exporter.go"] == "exporter"
     assert by_path["crawler/crawler/pages.py"] == "crawler"  # no glob matches: the folder names it
     assert set(review.components) == {"supervisor", "exporter", "crawler", "(other files)"}
+
+
+def test_a_renewal_calls_own_deadline_is_not_the_supervisors_cap(budgets):
+    b = budgets[("dispatch/export/exporter.go", 36)]  # Hold: 2 s bounds each Renew, not the job
+    assert (b.name, b.ttl, b.renewals, b.cap, b.deadline) == ("reindex", 90.0, float("inf"), float("inf"), float("inf"))

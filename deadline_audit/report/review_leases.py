@@ -169,15 +169,16 @@ def _own_cap(graph: TimeoutGraph, lease: Lease, call) -> tuple[float | None, str
     fn, path = graph.functions[lease.helper]
     subst = graph.call_subst(fn, call, lease.ctx) if call is not None else {}
     found = []
-    for scope in [lease.helper, *graph.closures.get(lease.helper, ())]:
-        for site in graph.sites_in.get(scope, ()):
-            if site.role not in HARD_ROLES or site.value is None:
-                continue
-            spec = graph.spec(site)
-            unit = site.unit or (spec.unit if spec else None)
-            value = graph.seconds(site.value, Ctx(path, subst, None, lease.helper), unit)
-            if value:
-                found.append((value, site))
+    # In the helper's own body, outside any loop: a deadline in the renewal goroutine or
+    # loop bounds one renewal call, never the operation (SPEC §4).
+    for site in graph.sites_in.get(lease.helper, ()):
+        if site.role not in HARD_ROLES or site.value is None or site.extra.get("loop"):
+            continue
+        spec = graph.spec(site)
+        unit = site.unit or (spec.unit if spec else None)
+        value = graph.seconds(site.value, Ctx(path, subst, None, lease.helper), unit)
+        if value:
+            found.append((value, site))
     if not found:
         return None, ""
     value, site = min(found, key=lambda item: item[0])
@@ -267,7 +268,8 @@ def _sentence(b: LeaseBudget) -> str:
         missing = "; ".join(b.unknowns) or "a value"
         return f"{head} ⇒ unknown: missing {missing}."
     if b.worst == INF:
-        return f"{head} ⇒ no bound: nothing caps the call and the lease renews without limit."
+        return (f"{head} ⇒ no bound found: no hard deadline on the supervised path, no cap in the helper, "
+                "and nothing limits the renewals.")
     tail = f" ⇒ at most {span_text(b.worst)}"
     retried_inside = b.attempts_inside > 1 and b.deadline * b.attempts_inside <= b.cap
     if retried_inside or b.attempts_outside > 1:
