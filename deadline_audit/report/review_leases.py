@@ -74,10 +74,15 @@ def lease_budgets(graph: TimeoutGraph) -> list[LeaseBudget]:
 
 
 def _label(sym: str | None) -> str:
+    """`agents.runWithLease`; a closure as `closure in agents.Agent.Step (line 34)`."""
     if not sym:
         return "?"
-    body = sym.split(":", 2)[-1]
-    return body.rsplit("/", 1)[-1]
+    body = sym.split(":", 2)[-1].rsplit("/", 1)[-1]
+    outer, _, last = body.rpartition(".")
+    for kind in ("func@", "lambda@"):
+        if last.startswith(kind):
+            return f"{'closure' if kind == 'func@' else 'lambda'} in {outer} (line {last[len(kind):].split(':')[0]})"
+    return body
 
 
 def _budget(graph: TimeoutGraph, lease: Lease, candidates: list[str], sites: dict) -> LeaseBudget:
