@@ -82,6 +82,19 @@ def test_review_renders_in_chromium(browser, tmp_path, monkeypatch):
     assert visible and all("MODEL_TIMEOUT" in r.text for r in visible)
     assert browser.find_element(By.ID, "inventory-count").text.endswith(f"of {_rows(browser)} sites")
 
+    # sorting: a click on "Effective" orders the rows by seconds, unresolved last
+    browser.find_element(By.ID, "inventory-filter").clear()
+    browser.execute_script("document.getElementById('inventory-filter').dispatchEvent(new Event('input'))")
+    header = next(th for th in browser.find_elements(By.CSS_SELECTOR, "#inventory-table thead th") if th.text == "Effective")
+    header.click()
+    values = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#inventory-table tbody tr'))"
+        ".map(r => r.cells[4].dataset.value)")
+    numbers = [float(v) for v in values if v]
+    assert numbers == sorted(numbers) and numbers[0] == 10.0
+    assert all(v == "" for v in values[len(numbers):])  # unresolved values sort last
+    assert header.get_attribute("aria-sort") == "ascending"
+
     severe = [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
     assert severe == []
 
