@@ -24,6 +24,7 @@ TIMER_ROLES = ("timer", "ticker")  # detectors inside a lease helper; elsewhere 
 ALLOCATOR_ROLES = ("transport_deadline", "read_timeout", "phase_timeout", "context_deadline",
                    "server_write_deadline", "ceiling", "fallback")
 NOT_TIMEOUTS = ("terminal_write", "sleep")  # sites that bound nothing: a write, a pause
+OTHER = "(other files)"  # the component of files in folders without code
 
 
 @dataclass
@@ -150,27 +151,13 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         read_lines = make_line_reader()
     component_of = assign_components(built.facts, getattr(config, "components", {}) or {},
                                      getattr(config, "root", None))
-    lease_names = {lease.id: f"lease {lease.name}" if lease.name else f"lease ({(lease.helper or '').rsplit('.', 1)[-1]})"
-                   for lease in graph.leases()}
-    inventory = _inventory(graph, findings, component_of, lease_names)
-    hidden: set[str] = set()
-    test_sites: list[InventoryRow] = []
+    inventory = _inventory(graph, findings, component_of, _lease_labels(graph))
+    hidden: set[str] = set()  # test code: left out unless `include-tests`
     if not getattr(config, "include_tests", False):
         is_test = _test_code(config)
         hidden = {f.path for f in built.facts if f.kind in ("python", "go") and is_test(f.path)}
-        test_sites = [row for row in inventory if row.path in hidden]
-        inventory = [row for row in inventory if row.path not in hidden]
-    code = {component_of.get(f.path) for f in built.facts if f.kind in ("python", "go")}
-    components: dict[str, dict[str, int]] = {}
-    for facts in built.facts:
-        name = component_of.get(facts.path, OTHER)
-        if name not in code:  # a folder of config or docs only is not a component
-            name = component_of[facts.path] = OTHER
-        comp = components.setdefault(name, {"files": 0, "lines": 0, "sites": 0})
-        comp["files"] += 1
-        comp["lines"] += facts.lines
-    for row in inventory:
-        components.setdefault(row.component, {"files": 0, "lines": 0, "sites": 0})["sites"] += 1
+    shown = [row for row in inventory if row.path not in hidden]
+    components = _component_sizes(built.facts, component_of, shown)
     env_files = sorted(
         (EnvFileRow(f.path, f.env_role or "layer", f.profile, f.layer_rank) for f in built.facts if f.kind == "env"),
         key=lambda e: ({"layer": 0, "profile": 1, "unlisted": 2, "doc": 3}.get(e.role, 4), e.rank or 0, e.path))
@@ -184,19 +171,39 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         findings=[_review_finding(f, read_lines) for f in findings],
         errors=list(built.errors),
         suppressed=suppressed,
-        components=dict(sorted(components.items())),
+        components=components,
         env_files=env_files,
-        inventory=inventory,
+        inventory=shown,
         leases=[b for b in lease_budgets(graph) if b.location.path not in hidden],
         graph=graph,
         component_of=component_of,
-        test_sites_hidden=len(test_sites),
+        test_sites_hidden=len(inventory) - len(shown),
         hidden_paths=hidden,
         internal_errors=getattr(built, "internal_errors", 0),
     )
 
 
-OTHER = "(other files)"
+def _lease_labels(graph) -> dict[str, str]:
+    """Lease sites by their own name (`lease model_call`), else by their helper's."""
+    return {lease.id: f"lease {lease.name}" if lease.name else f"lease ({(lease.helper or '?').rsplit('.', 1)[-1]})"
+            for lease in graph.leases()}
+
+
+def _component_sizes(facts, component_of: dict[str, str], inventory) -> dict[str, dict[str, int]]:
+    """Files, lines and timeout sites per component; folders holding no code (config,
+    docs, CI) are pooled under OTHER, and `component_of` is updated to say so."""
+    code = {component_of.get(f.path) for f in facts if f.kind in ("python", "go")}
+    sizes: dict[str, dict[str, int]] = {}
+    for item in facts:
+        name = component_of.get(item.path, OTHER)
+        if name not in code:
+            name = component_of[item.path] = OTHER
+        size = sizes.setdefault(name, {"files": 0, "lines": 0, "sites": 0})
+        size["files"] += 1
+        size["lines"] += item.lines
+    for row in inventory:
+        sizes.setdefault(row.component, {"files": 0, "lines": 0, "sites": 0})["sites"] += 1
+    return dict(sorted(sizes.items()))
 
 
 def _test_code(config):

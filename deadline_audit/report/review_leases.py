@@ -22,9 +22,11 @@ import math
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from deadline_audit.checks import da101
 from deadline_audit.findings import Location
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
 from deadline_audit.report.review import count_text, span_text
+from deadline_audit.report.review_renewals import loop_around, renewal_bound
 
 INF = math.inf
 
@@ -56,8 +58,6 @@ class LeaseBudget:
 
 
 def lease_budgets(graph: TimeoutGraph) -> list[LeaseBudget]:
-    from deadline_audit.checks import da101
-
     leases = graph.leases()
     if not leases:
         return []
@@ -94,8 +94,6 @@ def _budget(graph: TimeoutGraph, lease: Lease, candidates: list[str], sites: dic
         unknowns.append("the lease duration L (its value is not resolved)")
     call = _lease_call(graph, lease)
 
-    from deadline_audit.report.review_renewals import renewal_bound
-
     renewals, renewals_how = renewal_bound(graph, lease, call)
     if renewals is None:
         unknowns.append(f"the renewal bound R ({renewals_how})")
@@ -110,8 +108,6 @@ def _budget(graph: TimeoutGraph, lease: Lease, candidates: list[str], sites: dic
         attempts, attempts_how = _attempts(graph, *sites[per_attempt_site])
         if attempts is None:
             unknowns.append(f"the attempts A ({attempts_how})")
-    from deadline_audit.report.review_renewals import loop_around
-
     outside, attempts_outside = None, 1
     loop = loop_around(graph, lease.function, lease.location.line)
     if loop is not None:
