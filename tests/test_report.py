@@ -104,8 +104,8 @@ def test_html_inventory_model_timeout_row(html_doc):
     assert "$MODEL_TIMEOUT: engine/.env = 30m; engine/config/.env = 30m (wins)" in env
     assert "default 120 s engine/internal/config/env.go:41" in env
     assert row["Winning layer"].norm() == "engine/config/.env"
-    assert row["Source chain"].norm() == ("$MODEL_TIMEOUT (default 120 s) → config.Config.ModelTimeout "
-                                          "[call envDuration] → models.Config.Timeout → http.Client.Timeout")
+    assert row["Source chain"].norm() == ("$MODEL_TIMEOUT → envDuration default 120 s → config.Config.ModelTimeout "
+                                          "→ models.Config.Timeout → http.Client.Timeout")
     assert row["Findings"].norm() == "DA101"
 
 
@@ -228,7 +228,7 @@ def test_markdown_inventory_and_leases(markdown):
     assert (row["Role"], row["Class"], row["Effective"], row["Compiled default"], row["Winning layer"]) == (
         "transport_deadline", "allocator", "30 min", "120 s", "engine/config/.env")
     assert "`engine/config/.env` = 30m (wins)" in row["Env layers and profiles"]
-    assert row["Source chain"].startswith("$MODEL_TIMEOUT (default 120 s) → config.Config.ModelTimeout")
+    assert row["Source chain"].startswith("$MODEL_TIMEOUT → envDuration default 120 s → config.Config.ModelTimeout")
     assert row["Findings"] == "DA101"
     section = md_section(markdown, "Supervision arithmetic")
     (leases,) = md_tables(section)

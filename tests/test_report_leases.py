@@ -82,6 +82,7 @@ def test_profiles_show_beside_the_compiled_default(review):
     assert source.raw_by_file == {"crawler/.env.production": "150", "crawler/.env.staging": "45"}
     assert source.winner == "crawler/.env.production"  # no layer sets it: the production profile's
     assert (row.effective_seconds, row.default_seconds, row.winning) == (150.0, 20.0, "crawler/.env.production")
+    assert source.chain == ["$FETCH_DEADLINE_SECONDS", "default 20 s", "crawler.pages.FETCH_DEADLINE", "asyncio.wait_for"]
     assert [(e.path, e.role, e.profile) for e in review.env_files] == [
         ("crawler/.env.production", "profile", "production"), ("crawler/.env.staging", "profile", "staging")]
 

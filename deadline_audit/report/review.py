@@ -354,27 +354,31 @@ def _is_env_default(graph, lit: str, env_roots: list[str]) -> bool:
 
 
 def _chain(graph, source: str, site: str) -> list[str]:
-    """`env → helper default → field → site` as labels, transforms in brackets."""
+    """`env → helper default → field → site` as labels: `$MODEL_TIMEOUT`, `envDuration
+    default 120 s`, `config.Config.ModelTimeout`, …, `http.Client.Timeout`; other
+    transforms in brackets."""
     g = graph.g
     path = graph.flow_path(source, site)
     out = []
-    previous = None
-    for node in path:
+    for previous, node in zip([None, *path], path):
         a = g.nodes[node]
         label = str(a.get("label", node))
-        if a.get("kind") == "env":
-            label = f"${label}"
-            defaults = sorted({format_seconds(r["default_seconds"]) for r in a.get("reads", [])
-                               if r.get("default_seconds") is not None})
-            if defaults:
-                label += f" (default {', '.join(defaults)})"
+        transform = None
         if previous is not None:
             edges = g.get_edge_data(previous, node) or {}
             transform = next((e.get("transform") for e in edges.values() if e.get("transform")), None)
-            if transform and transform not in ("identity", "env_read"):
-                label += f" [{transform}]"
+        if previous is not None and g.nodes[previous].get("kind") == "env":
+            defaults = sorted({format_seconds(r["default_seconds"]) for r in g.nodes[previous].get("reads", [])
+                               if r.get("default_seconds") is not None})
+            helper = transform[5:] + " " if transform and transform.startswith("call ") else ""
+            if defaults:
+                out.append(f"{helper}default {', '.join(defaults)}")
+            transform = None if helper else transform
+        if a.get("kind") == "env":
+            label = f"${label}"
+        elif transform and transform not in ("identity", "env_read"):
+            label += f" [{transform}]"
         out.append(label)
-        previous = node
     return out
 
 
