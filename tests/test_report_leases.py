@@ -31,7 +31,7 @@ def budgets(review):
 def test_every_lease_call_is_reviewed(budgets):
     assert sorted(budgets) == [("crawler/crawler/pages.py", 28), ("crawler/crawler/pages.py", 34),
                                ("dispatch/export/exporter.go", 26), ("dispatch/export/exporter.go", 31),
-                               ("dispatch/export/exporter.go", 36)]
+                               ("dispatch/export/exporter.go", 36), ("dispatch/export/exporter.go", 45)]
 
 
 def test_extension_limit_caps_before_the_helpers_own_deadline(budgets):
@@ -39,7 +39,7 @@ def test_extension_limit_caps_before_the_helpers_own_deadline(budgets):
     assert (b.ttl, b.renewals, b.cap, b.deadline, b.worst) == (300.0, 4.0, 1500.0, 1200.0, 1200.0)
     assert b.renewals_how == "extended >= extensionLimit in supervise.Watch"
     assert b.cap_how.startswith("L × (R + 1), before the helper's own cap (context.WithTimeout, line 16)")
-    assert b.deadline_how == "context.WithTimeout (dispatch/export/exporter.go:40)"
+    assert b.deadline_how == "context.WithTimeout (dispatch/export/exporter.go:53)"
     assert b.sentence == ("L 5 min, R 4, C 25 min, T 20 min, A 1 inside ⇒ at most 20 min; "
                           "renewals past 20 min never happen (at most 3 of R used).")
 
@@ -72,7 +72,7 @@ def test_timers_detect_only_inside_a_lease_helper(review):
     assert rows[("dispatch/supervise/watch.go", 22)] == ("timer", "detector")
     assert rows[("crawler/crawler/keepalive.py", 13)] == ("timer", "detector")
     assert rows[("dispatch/export/metrics.go", 10)][1] == "other"  # a metrics ticker supervises nothing
-    assert rows[("dispatch/export/exporter.go", 40)] == ("context_deadline", "allocator")
+    assert rows[("dispatch/export/exporter.go", 53)] == ("context_deadline", "allocator")
 
 
 def test_profiles_show_beside_the_compiled_default(review):
@@ -110,3 +110,9 @@ def test_configured_components_name_the_sites(review):
 def test_a_renewal_calls_own_deadline_is_not_the_supervisors_cap(budgets):
     b = budgets[("dispatch/export/exporter.go", 36)]  # Hold: 2 s bounds each Renew, not the job
     assert (b.name, b.ttl, b.renewals, b.cap, b.deadline) == ("reindex", 90.0, float("inf"), float("inf"), float("inf"))
+
+
+def test_a_go_counted_loop_around_the_lease_call(budgets):
+    b = budgets[("dispatch/export/exporter.go", 45)]  # for attempt := 0; attempt < exportAttempts; attempt++
+    assert (b.attempts_outside, b.worst) == (2, 2400.0)
+    assert b.sentence.startswith("L 5 min, R 4, C 25 min, T 20 min, A 1 inside, 2 outside ⇒ at most 40 min plus backoff")
