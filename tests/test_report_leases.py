@@ -29,9 +29,11 @@ def budgets(review):
 
 
 def test_every_lease_call_is_reviewed(budgets):
-    assert sorted(budgets) == [("crawler/crawler/pages.py", 28), ("crawler/crawler/pages.py", 34),
+    assert sorted(k for k, b in budgets.items() if b.name != "activity heartbeat") == [("crawler/crawler/pages.py", 28), ("crawler/crawler/pages.py", 34),
                                ("dispatch/export/exporter.go", 26), ("dispatch/export/exporter.go", 31),
                                ("dispatch/export/exporter.go", 36), ("dispatch/export/exporter.go", 45)]
+    assert sorted(k for k, b in budgets.items() if b.name == "activity heartbeat") == [
+        ("crawler/crawler/sitemaps.py", 16), ("dispatch/flows/reconcile.go", 16)]
 
 
 def test_extension_limit_caps_before_the_helpers_own_deadline(budgets):
@@ -104,7 +106,8 @@ def test_configured_components_name_the_sites(review):
     assert by_path["dispatch/supervise/watch.go"] == "supervisor"
     assert by_path["dispatch/export/exporter.go"] == "exporter"
     assert by_path["crawler/crawler/pages.py"] == "crawler"  # no glob matches: the folder names it
-    assert set(review.components) == {"supervisor", "exporter", "crawler", "(other files)"}
+    assert by_path["dispatch/flows/reconcile.go"] == "workflows"
+    assert set(review.components) == {"supervisor", "exporter", "workflows", "crawler", "(other files)"}
 
 
 def test_a_renewal_calls_own_deadline_is_not_the_supervisors_cap(budgets):
@@ -116,3 +119,17 @@ def test_a_go_counted_loop_around_the_lease_call(budgets):
     b = budgets[("dispatch/export/exporter.go", 45)]  # for attempt := 0; attempt < exportAttempts; attempt++
     assert (b.attempts_outside, b.worst) == (2, 2400.0)
     assert b.sentence.startswith("L 5 min, R 4, C 25 min, T 20 min, A 1 inside, 2 outside ⇒ at most 40 min plus backoff")
+
+
+def test_temporal_heartbeat_with_a_retry_policy(budgets):
+    b = budgets[("dispatch/flows/reconcile.go", 16)]
+    assert (b.ttl, b.renewals, b.cap, b.attempts_outside, b.worst) == (30.0, float("inf"), 2400.0, 3, 7200.0)
+    assert b.sentence == ("L 30 s, R ∞, C 40 min (StartToCloseTimeout), A 3 (maximum attempts 3) "
+                          "⇒ at most 2 h plus backoff.")
+
+
+def test_temporal_heartbeat_without_a_retry_policy_names_what_is_missing(budgets):
+    b = budgets[("crawler/crawler/sitemaps.py", 16)]
+    assert (b.ttl, b.cap, b.worst) == (20.0, 900.0, None)
+    assert b.sentence.startswith("L 20 s, R ∞, C 15 min (StartToCloseTimeout) ⇒ one attempt at most 15 min; ")
+    assert "missing the activity's RetryPolicy attempts (Temporal retries without limit by default)" in b.sentence

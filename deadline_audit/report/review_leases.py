@@ -60,7 +60,7 @@ class LeaseBudget:
 def lease_budgets(graph: TimeoutGraph) -> list[LeaseBudget]:
     leases = graph.leases()
     if not leases:
-        return []
+        return sorted(_temporal_budgets(graph), key=lambda b: (b.location.path, b.location.line))
     _, verdicts = da101.analyse(graph)
     candidates: dict[str, list[str]] = {}
     for site_id, items in verdicts.items():
@@ -69,7 +69,63 @@ def lease_budgets(graph: TimeoutGraph) -> list[LeaseBudget]:
                 candidates.setdefault(v.lease, []).append(site_id)
     sites = {s.id: (s, p) for s, p in graph.sites}
     out = [_budget(graph, lease, sorted(set(candidates.get(lease.id, ()))), sites) for lease in leases]
+    out += _temporal_budgets(graph)
     out.sort(key=lambda b: (b.location.path, b.location.line, b.location.column))
+    return out
+
+
+def _temporal_budgets(graph: TimeoutGraph) -> list[LeaseBudget]:
+    """Temporal activities with a HeartbeatTimeout: the server's lease on the activity.
+    Heartbeats renew it without limit; StartToClose caps one attempt, ScheduleToClose
+    the whole activity with its retries. Calls inside the activity are not compared with
+    the heartbeat (it does not extend StartToClose), so T is not part of this sum."""
+    groups: dict[str, dict[str, tuple]] = {}
+    for site, path in graph.sites:
+        spec = graph.spec(site)
+        if spec is not None and spec.temporal and site.group:
+            groups.setdefault(site.group, {})[spec.temporal] = (site, path)
+    out = []
+    for members in groups.values():
+        if "heartbeat" not in members:
+            continue
+        g = graph.g
+        heartbeat = members["heartbeat"][0]
+        value = {kind: g.nodes[site.id].get("effective_seconds") for kind, (site, _) in members.items()}
+        per_attempt, total = value.get("start_to_close"), value.get("schedule_to_close")
+        caps = [v for v in (per_attempt, total) if v]
+        unknowns = [] if value["heartbeat"] is not None else ["the HeartbeatTimeout L (its value is not resolved)"]
+        attempts, attempts_how = _retry_policy_attempts(graph, *members["heartbeat"])
+        if total is None and attempts is None:
+            unknowns.append("the activity's RetryPolicy attempts (Temporal retries without limit by default) "
+                            "or a ScheduleToCloseTimeout")
+        b = LeaseBudget(
+            lease=heartbeat.id, name="activity heartbeat", location=_location(graph, heartbeat.id),
+            helper="Temporal activity options", operation="the activity",
+            ttl=value["heartbeat"], ttl_default=g.nodes[heartbeat.id].get("default_seconds"),
+            renewals=INF, renewals_how="heartbeats renew the activity without limit",
+            cap=min(caps) if caps else None,
+            cap_how=("StartToCloseTimeout" if per_attempt and per_attempt == min(caps) else
+                     "ScheduleToCloseTimeout" if caps else "unknown: no StartToClose or ScheduleToClose seen here"),
+            deadline=INF, deadline_how="not compared: the heartbeat does not extend StartToCloseTimeout",
+            attempts_inside=1, attempts_inside_how="one attempt per lease",
+            outside=f"Temporal's RetryPolicy: {attempts_how}",
+            attempts_outside=int(attempts) if attempts not in (None, INF) else None, unknowns=unknowns,
+        )
+        if total is None and b.cap is not None and attempts not in (None, INF):
+            total = b.worst = b.cap * attempts
+            b.sentence = (f"L {span_text(b.ttl)}, R ∞, C {span_text(b.cap)} ({b.cap_how}), A {int(attempts)} "
+                          f"({attempts_how}) ⇒ at most {span_text(total)}"
+                          + (" plus backoff." if attempts > 1 else "."))
+        elif total is not None:
+            b.worst = total
+            b.sentence = (f"L {span_text(b.ttl)}, R ∞, C {span_text(b.cap)} ({b.cap_how}) ⇒ one attempt at most "
+                          f"{span_text(min(caps))}, the activity with its retries at most {span_text(total)}.")
+        elif b.cap is not None:
+            b.sentence = (f"L {span_text(b.ttl)}, R ∞, C {span_text(b.cap)} ({b.cap_how}) ⇒ one attempt at most "
+                          f"{span_text(b.cap)}; the activity with its retries: unknown: missing {'; '.join(unknowns)}.")
+        else:
+            b.sentence = f"L {span_text(b.ttl)}, R ∞ ⇒ unknown: missing the activity's StartToClose/ScheduleToClose."
+        out.append(b)
     return out
 
 
@@ -148,6 +204,32 @@ def _cap(ttl: float | None, renewals: float | None, own: float | None, own_how: 
     if renewals == INF:
         return INF, "none: nothing bounds the renewals"
     return None, "L × (R + 1), but L is unknown"
+
+
+def _retry_policy_attempts(graph: TimeoutGraph, site, path: str) -> tuple[float | None, str]:
+    """MaximumAttempts of the RetryPolicy given with these activity options (0: no limit).
+    Python: the `retry_policy=RetryPolicy(maximum_attempts=…)` keyword of the call that
+    holds the options; Go: `RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: …}` in the
+    ActivityOptions literal."""
+    policy = None
+    for call, call_path in graph.calls_in.get(site.function, ()):
+        if call_path == path and _contains(call, site) and "retry_policy" in call.kw:
+            policy = call.kw["retry_policy"]
+    if policy is None:
+        for binds in graph.bindings.values():
+            for b, b_path in binds:
+                fields = b.expr.get("fields") or {} if b.expr.get("k") == "obj" else {}
+                if b_path == path and "RetryPolicy" in fields and _contains(b, site):
+                    policy = fields["RetryPolicy"]
+    if policy is None:
+        return None, "no RetryPolicy here (Temporal retries without limit by default)"
+    attempts = (policy.get("kw") or {}).get("maximum_attempts") or (policy.get("fields") or {}).get("MaximumAttempts")
+    if attempts is None:
+        return INF, "a RetryPolicy without maximum attempts: no limit"
+    number = getattr(graph.value(attempts, Ctx(path)), "value", None)
+    if number is None:
+        return None, "the RetryPolicy's maximum attempts are not resolved"
+    return (INF, "maximum attempts 0: no limit") if number == 0 else (number, f"maximum attempts {int(number)}")
 
 
 def _location(graph: TimeoutGraph, node: str) -> Location:
