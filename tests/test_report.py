@@ -107,6 +107,9 @@ def test_html_inventory_model_timeout_row(html_doc):
     assert row["Source chain"].norm() == ("$MODEL_TIMEOUT → envDuration default 120 s → config.Config.ModelTimeout "
                                           "→ models.Config.Timeout → http.Client.Timeout")
     assert row["Findings"].norm() == "DA101"
+    target = row["Findings"].find("a").attrs["href"].lstrip("#")
+    article = html_doc.find("article", id=target)
+    assert "engine/internal/models/client.go:36:37" in article.find("h3").norm()
 
 
 def test_html_inventory_classifies_every_site(html_doc):

@@ -63,6 +63,7 @@ class InventoryRow:
     implicit: bool
     sources: list[Source]
     findings: list[str] = field(default_factory=list)  # rule ids reported at this site
+    finding_refs: list[tuple[str, int]] = field(default_factory=list)  # (rule id, index in Review.findings)
 
     @property
     def winning(self) -> str:
@@ -300,9 +301,9 @@ def classification(role: str | None, in_lease_helper: bool = False) -> str:
 def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
                labels: dict[str, str]) -> list[InventoryRow]:
     g = graph.g
-    at_site: dict[tuple[str, int], list[str]] = {}
-    for f in findings:
-        at_site.setdefault((f.location.path, f.location.line), []).append(f.rule_id)
+    at_site: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for i, f in enumerate(findings):
+        at_site.setdefault((f.location.path, f.location.line), []).append((f.rule_id, i))
     helpers = set(graph.lease_helpers(graph.declared_leases))
     helpers |= {c for h in helpers for c in graph.closures.get(h, ())}
     rows = []
@@ -317,7 +318,8 @@ def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
             column=int(a.get("column") or 0),
             effective_seconds=a.get("effective_seconds"), default_seconds=a.get("default_seconds"),
             implicit=bool(a.get("implicit")), sources=_sources(graph, node),
-            findings=sorted(set(at_site.get((path, int(a.get("line") or 0)), []))),
+            findings=sorted({rid for rid, _ in at_site.get((path, int(a.get("line") or 0)), [])}),
+            finding_refs=at_site.get((path, int(a.get("line") or 0)), []),
         ))
     rows.sort(key=lambda r: (r.component, r.path, r.line, r.column))
     return rows

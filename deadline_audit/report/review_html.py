@@ -113,7 +113,9 @@ def _inventory(r: Review) -> str:
                 env_cells.append(f"<div><b>${escape(s.label)}</b>: " + ("; ".join(values) or "not set") +
                                  (" · " + "; ".join(defaults) if defaults else "") + "</div>")
             chains.append("<div class=chain>" + " → ".join(escape(step) for step in s.chain) + "</div>")
-        findings = " ".join(f"<a class='badge sev-error' href='#rule-{rid}'>{rid}</a>" for rid in row.findings)
+        findings = " ".join(
+            f"<a class='badge {SEVERITY_CLASS.get(r.findings[i].finding.severity, '')}' href='#finding-{i}'>{rid}</a>"
+            for rid, i in row.finding_refs)
         rows.append(
             f"<tr data-role='{escape(row.role)}' data-class='{row.classification}'>"
             f"<td data-value='{escape(row.label)}'><b>{escape(row.label)}</b><br>{_loc(row.path, row.line, row.column)}</td>"
@@ -193,11 +195,11 @@ def _findings(r: Review) -> str:
         out.append("<p>No findings.</p></section>")
         return "\n".join(out)
     seen_rules: set[str] = set()
-    for i, rf in enumerate(r.findings, 1):
+    for i, rf in enumerate(r.findings):
         f = rf.finding
-        anchor = f" id='rule-{f.rule_id}'" if f.rule_id not in seen_rules else ""
+        anchor = f"<a id='rule-{f.rule_id}'></a>" if f.rule_id not in seen_rules else ""
         seen_rules.add(f.rule_id)
-        parts = [f"<article class='finding {SEVERITY_CLASS.get(f.severity, '')}'{anchor}>",
+        parts = [f"{anchor}<article class='finding {SEVERITY_CLASS.get(f.severity, '')}' id='finding-{i}'>",
                  f"<h3><span class='badge {SEVERITY_CLASS.get(f.severity, '')}'>{escape(f.severity)}</span> "
                  f"{escape(f.rule_id)} {escape(f.rule)} — {_loc(f.location.path, f.location.line, f.location.column)}</h3>",
                  f"<p class=message>{escape(f.message)}</p>"]
