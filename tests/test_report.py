@@ -129,6 +129,17 @@ def test_html_inventory_classifies_every_site(html_doc):
     assert {r["Component"].norm() for r in rows} == {"engine", "service"}
 
 
+def test_html_knobs_by_env_file(html_doc):
+    rows = table_rows(html_doc.find("table", class_="knobs"))
+    knobs = {r["Variable"].norm(): r for r in rows}
+    assert set(knobs) == {"$MODEL_TIMEOUT", "$TOOL_TIMEOUT", "$SUMMARY_MODEL_TIMEOUT", "$SUMMARY_LEASE_SECONDS"}
+    model = knobs["$MODEL_TIMEOUT"]
+    assert (model["engine/.env"].norm(), model["engine/config/.env"].norm(), model["service/.env"].norm()) == (
+        "30m", "30m (wins)", "")
+    assert model["Compiled default"].norm() == "120 s engine/internal/config/env.go:41"
+    assert model["Sites"].norm() == "6"
+
+
 def _leases(doc):
     table = doc.find("table", class_="supervision")
     rows = table.find("tbody").find_all("tr")
@@ -226,7 +237,7 @@ def test_markdown_has_the_same_sections(markdown):
 
 
 def test_markdown_inventory_and_leases(markdown):
-    (inventory,) = md_tables(md_section(markdown, "Timeout inventory"))
+    inventory = md_tables(md_section(markdown, "Timeout inventory"))[0]
     row = next(r for r in inventory if "`engine/internal/models/client.go:36`" in r["Site"])
     assert (row["Role"], row["Class"], row["Effective"], row["Compiled default"], row["Winning layer"]) == (
         "transport_deadline", "allocator", "30 min", "120 s", "engine/config/.env")
@@ -240,6 +251,13 @@ def test_markdown_inventory_and_leases(markdown):
             model["At most"]) == ("30 min", "3", "2 h", "30 min", "**30 min**")
     assert ("- **plan** (`engine/internal/agents/loop.go:34`): L 30 min, R 3, C 2 h, T 30 min, A 3 inside ⇒ "
             "at most 1 h 30 min plus backoff") in section
+
+
+def test_markdown_knobs(markdown):
+    tables = md_tables(md_section(markdown, "Timeout inventory"))
+    knobs = {r["Variable"]: r for r in tables[1]}
+    assert knobs["$TOOL_TIMEOUT"]["`engine/.env`"] == "90s (wins)"
+    assert knobs["$TOOL_TIMEOUT"]["Compiled default"] == "45 s `engine/internal/config/env.go:42`"
 
 
 def test_markdown_findings(markdown):

@@ -49,6 +49,17 @@ class Source:
 
 
 @dataclass
+class Knob:
+    """An env variable that feeds timeout sites: its value in every layer and profile."""
+
+    name: str
+    raw_by_file: dict[str, str]
+    winner: str | None
+    defaults: list[tuple[float | None, str]]
+    sites: int
+
+
+@dataclass
 class InventoryRow:
     site: str
     label: str
@@ -103,6 +114,7 @@ class Review:
     graph: object  # TimeoutGraph, for the picture
     internal_errors: int  # checks that crashed: the command exits 2
     component_of: dict[str, str]  # path -> component
+    knobs: list[Knob] = field(default_factory=list)
     test_sites_hidden: int = 0  # sites in test code, left out unless `include-tests`
     hidden_paths: set[str] = field(default_factory=set)  # test code left out of the inventory and pictures
 
@@ -175,6 +187,7 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         components=components,
         env_files=env_files,
         inventory=shown,
+        knobs=_knobs(graph, shown),
         leases=[b for b in lease_budgets(graph) if b.location.path not in hidden],
         graph=graph,
         component_of=component_of,
@@ -344,6 +357,24 @@ def _sources(graph, site: str) -> list[Source]:
             source.defaults = [(r.get("default_seconds"), f"{r['path']}:{r['line']}") for r in a.get("reads", [])]
         source.chain = _chain(graph, root, site)
         out.append(source)
+    return out
+
+
+def _knobs(graph, inventory: list[InventoryRow]) -> list[Knob]:
+    feeds: dict[str, int] = {}
+    for row in inventory:
+        for source in row.sources:
+            if source.kind == "env":
+                feeds[source.node] = feeds.get(source.node, 0) + 1
+    out = []
+    for node, count in sorted(feeds.items()):
+        a = graph.g.nodes[node]
+        layers = a.get("layers", []) + a.get("profiles", [])
+        out.append(Knob(
+            name=str(a.get("label", node)), raw_by_file={lay["path"]: lay["raw"] for lay in layers},
+            winner=next((lay["path"] for lay in layers if lay.get("wins")), None),
+            defaults=[(r.get("default_seconds"), f"{r['path']}:{r['line']}") for r in a.get("reads", [])],
+            sites=count))
     return out
 
 

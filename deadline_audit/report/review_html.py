@@ -128,6 +128,7 @@ def _inventory(r: Review) -> str:
             f"<td>{escape(row.winning)}</td>"
             f"<td>{''.join(chains) or '—'}</td>"
             f"<td>{findings}</td></tr>")
+    knobs = _knobs(r)
     options = "".join(f"<option>{escape(role)}</option>" for role in roles)
     controls = ("<div class=controls id=inventory-controls hidden>"
                 "<input type=search id=inventory-filter placeholder='Filter: name, file, env variable…'>"
@@ -144,7 +145,28 @@ def _inventory(r: Review) -> str:
             + (f"<p class=note>{plural(r.test_sites_hidden, 'site')} in test code not listed "
                "(<code>include-tests = true</code> lists them).</p>" if r.test_sites_hidden else "")
             + (controls + "<div class=wide>" + _table(head, rows, cls="inventory sortable", attrs="id=inventory-table")
-               + "</div>" if rows else "<p>No timeout site found.</p>") + "</section>")
+               + "</div>" if rows else "<p>No timeout site found.</p>") + knobs + "</section>")
+
+
+def _knobs(r: Review) -> str:
+    """Env variables that feed timeouts × env files: where each value is set, what wins."""
+    if not r.knobs:
+        return ""
+    files = r.layer_paths + r.profile_paths
+    profiles = {e.path: e.profile for e in r.env_files if e.role == "profile"}
+    head = (["Variable"] + [f"<code>{escape(f)}</code>" + (f"<br><small>profile {escape(profiles[f] or '')}</small>"
+                                                          if f in profiles else "") for f in files]
+            + ["Compiled default", "Sites"])
+    rows = []
+    for k in r.knobs:
+        cells = "".join(
+            f"<td class=num>{escape(k.raw_by_file[f])}{' <em>(wins)</em>' if f == k.winner else ''}</td>"
+            if f in k.raw_by_file else "<td></td>" for f in files)
+        defaults = "<br>".join(f"{escape(seconds_text(sec))} <code>{escape(at)}</code>" for sec, at in k.defaults) or "—"
+        rows.append(f"<tr><td><b>${escape(k.name)}</b></td>{cells}<td>{defaults}</td>"
+                    f"<td class=num>{k.sites}</td></tr>")
+    return ("<h3>Timeout knobs</h3><p>The env variables that feed these sites, in every layer and profile "
+            "(later layers win; where none sets it, the compiled default applies).</p><div class=wide>" + _table(head, rows, cls="knobs") + "</div>")
 
 
 def _num(value: float | None) -> str:

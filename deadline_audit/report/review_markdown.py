@@ -88,6 +88,18 @@ def _inventory(r: Review) -> list[str]:
             f"| {_cell('<br>'.join(env)) or '—'} | {_cell(row.winning)} | {_cell('<br>'.join(chains)) or '—'} "
             f"| {' '.join(row.findings)} |")
     out.append("")
+    if r.knobs:
+        files = r.layer_paths + r.profile_paths
+        out += ["### Timeout knobs", "", "The env variables that feed these sites, in every layer and profile "
+                "(later layers win; where none sets it, the compiled default applies).", "",
+                "| Variable | " + " | ".join(f"`{f}`" for f in files) + " | Compiled default | Sites |",
+                "|---|" + "---:|" * len(files) + "---|---:|"]
+        for k in r.knobs:
+            cells = [(k.raw_by_file[f] + (" (wins)" if f == k.winner else "")) if f in k.raw_by_file else ""
+                     for f in files]
+            defaults = "<br>".join(f"{seconds_text(sec)} `{at}`" for sec, at in k.defaults) or "—"
+            out.append(f"| ${k.name} | " + " | ".join(_cell(c) for c in cells) + f" | {defaults} | {k.sites} |")
+        out.append("")
     return out
 
 
