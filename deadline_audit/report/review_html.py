@@ -313,7 +313,7 @@ h2{margin-top:28px;border-bottom:1px solid var(--line);padding-bottom:4px}
 table{border-collapse:collapse;margin:8px 0 16px;width:100%}
 th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
 th{background:var(--soft);position:sticky;top:0}
-table.by-rule,table.components,table.env-files{width:auto}
+table.by-rule,table.components,table.env-files,table.knobs{width:auto}
 td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:1px 4px;border-radius:4px}
 .cards{display:flex;gap:12px;flex-wrap:wrap}
