@@ -133,3 +133,18 @@ def test_temporal_heartbeat_without_a_retry_policy_names_what_is_missing(budgets
     assert (b.ttl, b.cap, b.worst) == (20.0, 900.0, None)
     assert b.sentence.startswith("L 20 s, R ∞, C 15 min (StartToCloseTimeout) ⇒ one attempt at most 15 min; ")
     assert "missing the activity's RetryPolicy attempts (Temporal retries without limit by default)" in b.sentence
+
+
+def test_loop_headers_give_their_counts():
+    from deadline_audit.report.review_renewals import _go_loops, _py_loops
+
+    go = (b"package x\n\nfunc f() {\n"
+          b"\tfor attempt := 1; attempt <= maxAttempts; attempt++ {\n\t}\n"  # maxAttempts times
+          b"\tfor i := 0; i < 3; i++ {\n\t}\n"  # 3 times
+          b"\tfor i := first; i < 3; i++ {\n\t}\n"  # unknown start: unknown count
+          b"\tfor range n {\n\t}\n}\n")
+    assert [(bound, extra) for _, _, bound, extra in _go_loops(go, 3)] == [
+        ("maxAttempts", 0), ("3", 0), (None, 0), ("n", 0)]
+    py = (b"def f():\n    for a in range(1, 4):\n        pass\n    for a in range(n):\n        pass\n"
+          b"    for a in range(s, 4):\n        pass\n    while True:\n        pass\n")
+    assert [(bound, extra) for _, _, bound, extra in _py_loops(py, 1)] == [("4", -1), ("n", 0), (None, 0), (None, 0)]

@@ -176,11 +176,17 @@ def _go_loops(source: bytes, line: int) -> list[tuple[int, int, str | None, int]
             continue
         bound, extra = None, 0
         for child in node.children:
-            if child.type == "for_clause":
+            if child.type == "for_clause":  # for i := start; i < bound; i++
                 cond = child.child_by_field_name("condition")
                 op = cond.child_by_field_name("operator") if cond is not None and cond.type == "binary_expression" else None
                 if op is not None and _text(op) in ("<", "<="):
                     bound, extra = _text(cond.child_by_field_name("right")), _EXTRA[_text(op)]
+                    init = child.child_by_field_name("initializer")
+                    start = _text(init).rpartition("=")[2].strip() if init is not None else "0"
+                    if not start.isdigit():
+                        bound = None  # a start the header does not state: the count is unknown
+                    else:
+                        extra -= int(start)
             elif child.type == "range_clause":  # Go 1.22 `for range n` / `for i := range n`
                 right = child.child_by_field_name("right")
                 text = _text(right) if right is not None else ""
@@ -227,8 +233,14 @@ def _py_loops(source: bytes, line: int) -> list[tuple[int, int, str | None, int]
         bound, extra = None, 0
         it = getattr(node, "iter", None)
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-                and len(it.args) == 1 and not it.keywords):
-            bound = ast.unparse(it.args[0])
+                and len(it.args) in (1, 2) and not it.keywords):
+            bound = ast.unparse(it.args[-1])  # range(n), range(start, n)
+            if len(it.args) == 2:
+                start = it.args[0]
+                if isinstance(start, ast.Constant) and isinstance(start.value, int):
+                    extra = -start.value
+                else:
+                    bound = None
         out.append((node.lineno, node.end_lineno or node.lineno, bound, extra))
     return out
 
