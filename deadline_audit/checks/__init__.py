@@ -20,6 +20,7 @@ _BUILTIN = {
     "DA202": "da202",
     "DA102": "da102",
     "DA103": "da103",
+    "DA501": "da501",
 }
 
 _extra: dict[str, Check] = {}

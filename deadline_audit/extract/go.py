@@ -84,6 +84,7 @@ class _GoFile(GoExprs, GoTypes):
         self.iota: int | None = None
         self.env_names: dict[str, None] = {}
         self.cfg_files: dict[str, None] = {}
+        self.key_literals: dict[str, None] = {}  # string literals that may name a knob (DA501)
         self._new_decl: SymbolDecl | None = None
         self.clean = False
         self.file_words: list[tuple[str, bytes]] | None = None
@@ -173,6 +174,7 @@ class _GoFile(GoExprs, GoTypes):
                 self.do_type_decl(node)
         self.facts.env_names_read = list(self.env_names)
         self.facts.config_files_named = list(self.cfg_files)
+        self.facts.config_keys_read = list(self.key_literals)
         run_marker_passes(tree, self.src, self.facts, self.catalog_full)
         return self.facts
 

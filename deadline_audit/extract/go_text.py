@@ -176,6 +176,8 @@ def default_alias(import_path: str) -> str:
 
 
 CONFIG_FILE_RE = re.compile(r"^[\w./-]+\.(?:ya?ml|toml|json)$")
+# A string literal that may name a config key or an env var (DA501: "code names it").
+KEY_LITERAL_RE = re.compile(r"^[A-Za-z_][\w.-]{1,99}$")
 
 
 # --- catalog index ---------------------------------------------------------------------

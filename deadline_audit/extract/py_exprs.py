@@ -12,6 +12,7 @@ import libcst as cst
 
 from deadline_audit.extract.py_scope import Entry, lookup
 from deadline_audit.facts import Binding, CallFact, Expr, SiteFact, Span
+from deadline_audit.extract.go_text import CONFIG_FILE_RE, KEY_LITERAL_RE
 
 if TYPE_CHECKING:
     from deadline_audit.extract.py_walker import Extractor
@@ -183,6 +184,12 @@ class ExprMixin:
             return unknown("bytes")
         if self.func is not None:
             self.func.words.append(value)
+        if value not in self.literals_seen and len(value) < 200:
+            self.literals_seen.add(value)  # DA501: a key or file the code names
+            if CONFIG_FILE_RE.match(value):
+                self.facts.config_files_named.append(value)
+            elif KEY_LITERAL_RE.match(value):
+                self.facts.config_keys_read.append(value)
         return {"k": "str", "v": value}
 
     def _fstring(self: Extractor, node: cst.FormattedString) -> Expr:

@@ -43,6 +43,7 @@ class Extractor(ExprMixin):
         self.local_values: dict[str, list[Expr]] = {}
         self.declared: set[str] = set()
         self.env_seen: set[str] = set()
+        self.literals_seen: set[str] = set()
 
     # -- positions ----------------------------------------------------------------------
     def pos(self, kind: str, node: cst.CSTNode, name: str | None = None) -> Span:

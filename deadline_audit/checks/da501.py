@@ -1,0 +1,100 @@
+"""DA501 dead-timeout-knob: a timeout or supervision knob set in an env file, a loaded
+config file, or documented (documentation env files, Markdown), that no code reads.
+
+Knob names (patterns), library/runtime names (exempt) and files that are not the
+program's configuration are catalog data (rules/catalog/knobs.toml), extended by the
+rule's options. What "read" means is knobs.py: name-based across the whole tree, case-
+insensitive, precision first (a name the code spells anywhere counts as read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+
+from deadline_audit.extract.markdown import is_env_name
+from deadline_audit.findings import Finding, FlowStep, Location
+from deadline_audit.graph import TimeoutGraph
+from deadline_audit.knobs import KnobIndex, knob_index, matches
+
+RULE_ID, RULE_NAME, SEVERITY = "DA501", "dead-timeout-knob", "warning"
+
+
+def knob_settings(graph: TimeoutGraph, options: dict) -> tuple[list[str], list[str], list[str]]:
+    """(patterns, exempt, not-program-config globs): catalog data plus the options."""
+    data = graph.catalog.file("knobs").get("knobs", {})
+    patterns = list(data.get("patterns", ())) + list(options.get("patterns", ()))
+    exempt = list(data.get("exempt", ())) + list(options.get("exempt", ()))
+    return patterns, exempt, list(data.get("not_program_config", ()))
+
+
+def loaded_config_files(graph: TimeoutGraph, idx: KnobIndex, options: dict) -> list[str]:
+    """Config files the program loads: named by code (or configured with the
+    `config-files` option), and not a CI workflow, manifest or tool file."""
+    data = graph.catalog.file("knobs").get("knobs", {})
+    excluded = list(data.get("not_program_config", ()))
+    manifest_keys = set(data.get("manifest_keys", ()))
+    configured = list(options.get("config-files", ()))
+    out = []
+    for path, facts in sorted(graph.files.items()):
+        if facts.kind not in ("yaml", "toml", "json") or not facts.config_values:
+            continue
+        if any(fnmatchcase(path, g) for g in excluded):
+            continue
+        top = {cv.key.split(".", 1)[0] for cv in facts.config_values}
+        if manifest_keys and manifest_keys <= top:
+            continue
+        if idx.loads(path) or any(fnmatchcase(path, g) for g in configured):
+            out.append(path)
+    return out
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    idx = knob_index(graph)
+    patterns, exempt, _ = knob_settings(graph, options)
+    seen: set[tuple[str, int, str]] = set()
+
+    def knob(name: str) -> bool:
+        return matches(name, patterns) and not matches(name, exempt)
+
+    def emit(name: str, loc: Location, how: str, node: str) -> Finding | None:
+        key = (loc.path, loc.line, name)
+        if key in seen:
+            return None
+        seen.add(key)
+        message = (f"{name} is {how}, but no code reads it: changing it changes nothing. "
+                   f"Read it where the limit is applied, or delete it and its documentation.")
+        return Finding(RULE_ID, RULE_NAME, SEVERITY, message, loc,
+                       flow=[FlowStep(node=node, label=name, location=loc)])
+
+    for path, facts in sorted(graph.files.items()):
+        if facts.kind == "env":
+            how = {"layer": "set in this env layer", "profile": f"set in the {facts.profile} profile",
+                   "doc": "documented in this example env file"}.get(facts.env_role or "", "set in this env file")
+            items = [(v.name, v.span) for v in facts.env_values] + [(m.name, m.span) for m in facts.knob_mentions]
+            for name, span in items:
+                if knob(name) and not idx.env_read(name):
+                    found = emit(name, Location(path, span.line, span.column, span.end_line, span.end_column),
+                                 how, f"env:{name}")
+                    if found:
+                        yield found
+        elif facts.kind == "markdown":
+            for m in facts.knob_mentions:
+                name = m.name
+                if not knob(name.rsplit(".", 1)[-1]) or name in idx.constants:
+                    continue
+                read = idx.env_read(name) if is_env_name(name) else idx.key_read(name)
+                if not read:
+                    found = emit(name, Location(path, m.span.line, m.span.column, m.span.end_line, m.span.end_column),
+                                 "documented here", f"env:{name}" if is_env_name(name) else f"cfg:*#{name}")
+                    if found:
+                        yield found
+    for path in loaded_config_files(graph, idx, options):
+        for cv in graph.files[path].config_values:
+            leaf = cv.key.rsplit(".", 1)[-1]
+            if leaf.isdigit() or not knob(leaf) or idx.key_read(cv.key):
+                continue
+            found = emit(cv.key, Location(path, cv.span.line, cv.span.column, cv.span.end_line, cv.span.end_column),
+                         "set in this config file, which the program loads,", f"cfg:{path}#{cv.key}")
+            if found:
+                yield found

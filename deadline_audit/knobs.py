@@ -1,0 +1,261 @@
+"""Knobs: what the code reads (env names, config keys, loaded config files) and where.
+
+One index per graph, shared by DA501 (set or documented but never read), DA502 (compiled
+default vs deployed value) and the inventory. Everything here is derived from the graph's
+facts; nothing reaches back into the extractors.
+
+Env names read, case-insensitively (pydantic-settings is case-insensitive by default):
+- direct reads (`os.getenv`, `os.Getenv`, `os.environ[...]`, …: `env` exprs with a
+  constant name) and pydantic-settings fields (prefix × field name, aliases);
+- calls of a helper whose result comes from an env read keyed by a parameter: the name
+  is resolved at each call site (`TimeoutGraph.deps` substitutes the arguments);
+- Go struct tags `env:"…"` / `envconfig:"…"`, also under an `envconfig.Process("P", …)`
+  or viper `SetEnvPrefix("P")` prefix;
+- any string literal of the code equal to the name (precision first: a name the code
+  spells is treated as read, whatever reads it).
+Config keys read: string literals (`.get("k")`, `["k"]`, viper/koanf getters), struct
+tags `yaml`/`json`/`toml`/`mapstructure`/`koanf`, field and attribute names (yaml.v3 and
+settings sections decode by field name).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from posixpath import basename
+from typing import Any, Iterator
+
+from deadline_audit.durations import Quantity, parse_duration_text
+from deadline_audit.facts import Expr
+from deadline_audit.findings import Location
+from deadline_audit.graph import Ctx, TimeoutGraph
+
+_ENV_TAGS = ("env", "envconfig")
+_KEY_TAGS = ("yaml", "json", "toml", "mapstructure", "koanf", "hcl")
+_CONFIG_FILE = re.compile(r"^[\w./-]+\.(?:ya?ml|toml|json)$")
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_PREFIX_CALLS = ("envconfig.Process", "envconfig.MustProcess", "SetEnvPrefix")
+
+
+@dataclass
+class EnvRead:
+    """One place the code reads an env var, with the default it applies when unset."""
+
+    name: str
+    location: Location
+    default: Any = None  # Quantity | str | None, as the graph resolves it
+    via: str = "env"  # env | helper <name> | settings | struct tag
+
+
+@dataclass
+class KnobIndex:
+    reads: dict[str, list[EnvRead]] = field(default_factory=dict)  # upper name -> reads
+    env_names: set[str] = field(default_factory=set)  # upper: every name the code reads or spells
+    env_prefixes: set[str] = field(default_factory=set)  # upper, with trailing "_"
+    config_keys: set[str] = field(default_factory=set)  # lower leaf keys the code names
+    files_named: set[str] = field(default_factory=set)  # config file paths the code names
+    constants: set[str] = field(default_factory=set)  # UPPER_SNAKE names the code declares
+
+    def env_read(self, name: str) -> bool:
+        upper = name.upper()
+        if upper in self.env_names:
+            return True
+        return any(upper.startswith(p) and upper[len(p):] in self.env_names for p in self.env_prefixes)
+
+    def key_read(self, dotted: str) -> bool:
+        lower = dotted.lower()
+        leaf = lower.rsplit(".", 1)[-1]
+        return leaf in self.config_keys or lower in self.config_keys
+
+    def loads(self, path: str) -> bool:
+        """Does the code name this config file (by its path's tail, or its base name)?"""
+        for named in self.files_named:
+            named = named.lstrip("./") if not named.startswith("/") else named
+            if "/" in named and not named.startswith("/"):
+                if path == named or path.endswith("/" + named):
+                    return True
+            elif basename(named) == basename(path):
+                return True
+        return False
+
+
+def knob_index(graph: TimeoutGraph) -> KnobIndex:
+    """The index for this graph, built once."""
+    cached = graph.__dict__.get("_knob_index")
+    if cached is None:
+        cached = _build(graph)
+        graph.__dict__["_knob_index"] = cached
+    return cached
+
+
+def _build(graph: TimeoutGraph) -> KnobIndex:
+    idx = KnobIndex()
+    for facts in graph.files.values():
+        if facts.kind not in ("go", "python"):
+            if facts.kind == "env":  # `APP_CONFIG=/etc/app/config.yaml` names a file too
+                idx.files_named.update(v.raw for v in facts.env_values if _CONFIG_FILE.match(v.raw))
+            continue
+        idx.env_names.update(n.upper() for n in facts.env_names_read)
+        for literal in facts.config_keys_read:
+            idx.env_names.add(literal.upper())
+            idx.config_keys.add(literal.lower())
+        idx.files_named.update(facts.config_files_named)
+    for sym, decl in graph.decls.items():
+        leaf = sym.rsplit(".", 1)[-1]
+        if decl.kind in ("field", "var", "const", "local", "param"):
+            idx.config_keys.add(leaf.lower())
+        if decl.kind in ("const", "var") and _CONSTANT.fullmatch(leaf):
+            idx.constants.add(leaf)
+        for tag, value in decl.tags.items():
+            name = value.split(",", 1)[0].strip()
+            if not name or name == "-":
+                continue
+            if tag in _ENV_TAGS:
+                idx.env_names.add(name.upper())
+            elif tag in _KEY_TAGS:
+                idx.config_keys.add(name.lower())
+            elif tag == "default" and _CONFIG_FILE.match(name):
+                idx.files_named.add(name)
+    _collect_reads(graph, idx)
+    return idx
+
+
+# -- env reads with their defaults ----------------------------------------------------
+
+def _top_exprs(graph: TimeoutGraph) -> Iterator[tuple[Expr, str]]:
+    for path, facts in graph.files.items():
+        for b in facts.bindings:
+            yield b.expr, path
+        for c in facts.calls:
+            yield {"k": "call", "fn": c.callee, "args": c.args, "kw": c.kw,
+                   "at": [c.span.line, c.span.column]}, path
+        for s in facts.sites:
+            if s.value is not None:
+                yield s.value, path
+        for fn in facts.functions:
+            for r in fn.returns:
+                yield r, path
+
+
+def _walk(expr: Any, depth: int = 0) -> Iterator[Expr]:
+    if depth > 60:
+        return
+    if isinstance(expr, dict):
+        if "k" in expr:
+            yield expr
+        for value in expr.values():
+            if isinstance(value, (dict, list)):
+                yield from _walk(value, depth + 1)
+    elif isinstance(expr, list):
+        for item in expr:
+            yield from _walk(item, depth + 1)
+
+
+def _env_reader_functions(graph: TimeoutGraph) -> set[str]:
+    """Functions whose body reads the environment (directly or through another such
+    function): only calls of these are looked through for helper reads."""
+    body: dict[str, list[Expr]] = {}
+    for sym, (fn, _) in graph.functions.items():
+        body[sym] = list(fn.returns)
+    for facts in graph.files.values():
+        for b in facts.bindings:
+            if b.function in body:
+                body[b.function].append(b.expr)
+        for c in facts.calls:
+            if c.function in body:
+                body[c.function].append({"k": "call", "fn": c.callee, "args": c.args, "kw": c.kw})
+    readers = {sym for sym, exprs in body.items() if any(e.get("k") == "env" for e in _walk(exprs))}
+    callers: dict[str, set[str]] = {}
+    for sym, exprs in body.items():
+        for e in _walk(exprs):
+            if e.get("k") == "call" and (e.get("fn") or {}).get("k") == "fnref":
+                callers.setdefault(e["fn"]["sym"], set()).add(sym)
+    todo = list(readers)
+    while todo:  # a helper that calls a helper reads the environment too
+        for caller in callers.get(todo.pop(), ()):
+            if caller not in readers:
+                readers.add(caller)
+                todo.append(caller)
+    return readers
+
+
+def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
+    readers = _env_reader_functions(graph)
+    seen: set[tuple[str, str, int]] = set()
+
+    def add(name: str, loc: Location, default: Any, via: str) -> None:
+        key = (name.upper(), loc.path, loc.line)
+        if key in seen:
+            return
+        seen.add(key)
+        idx.env_names.add(name.upper())
+        idx.reads.setdefault(name.upper(), []).append(EnvRead(name, loc, default, via))
+
+    for top, path in _top_exprs(graph):
+        ctx = Ctx(path)
+        for e in _walk(top):
+            k = e.get("k")
+            if k == "env":
+                name = graph.value(e.get("name"), ctx)
+                if isinstance(name, str) and name:
+                    at = e.get("at") or [1, 1]
+                    default = graph.value(e.get("default"), ctx, "default")
+                    add(name, Location(path, at[0], at[1]), default, "env")
+            elif k == "call":
+                fn = e.get("fn") or {}
+                if fn.get("k") == "ext" and fn.get("name", "").endswith(_PREFIX_CALLS):
+                    _note_prefix(graph, e, ctx, idx)
+                    continue
+                if fn.get("k") == "method" and fn.get("name") == "SetEnvPrefix":
+                    _note_prefix(graph, e, ctx, idx)
+                    continue
+                callee = graph.resolve_callee(fn, ctx)
+                if callee is None or callee not in readers:
+                    continue
+                at = e.get("at")
+                if not at:
+                    continue
+                short = callee.rsplit(".", 1)[-1]
+                for node, named, dep_ctx, _ in graph.deps(e, ctx):
+                    if not node.startswith("env:"):
+                        continue
+                    if "default_value" in named:
+                        default = named["default_value"]
+                    else:
+                        default = graph.value(named.get("default"), dep_ctx, "default")
+                    add(node[4:], Location(path, at[0], at[1]), default, f"helper {short}")
+
+
+def _note_prefix(graph: TimeoutGraph, call: Expr, ctx: Ctx, idx: KnobIndex) -> None:
+    args = call.get("args") or []
+    if args:
+        value = graph.value(args[0], ctx)
+        if isinstance(value, str) and value:
+            idx.env_prefixes.add(value.upper().rstrip("_") + "_")
+
+
+# -- values ------------------------------------------------------------------------------
+
+def name_unit(name: str) -> str:
+    """The unit a bare number has for this knob: `_MS`/`_MILLIS` names count milliseconds,
+    everything else seconds (Python's convention; Go durations carry their own unit)."""
+    upper = name.upper()
+    if upper.endswith(("_MS", "_MILLIS", "_MILLISECONDS")):
+        return "ms"
+    return "s"
+
+
+def seconds_of(value: Any, name: str) -> float | None:
+    """Seconds of a deployed raw string or a compiled default (Quantity or string)."""
+    unit = name_unit(name)
+    if isinstance(value, Quantity):
+        return value.to_seconds(unit)
+    if isinstance(value, str):
+        return parse_duration_text(value, default_unit=unit)
+    return None
+
+
+def matches(name: str, patterns: list[str] | tuple[str, ...]) -> bool:
+    upper = name.upper()
+    return any(fnmatchcase(upper, p.upper()) for p in patterns)
