@@ -45,7 +45,7 @@ class EnvRead:
     name: str
     location: Location
     default: Any = None  # Quantity | str | None, as the graph resolves it
-    via: str = "env"  # env | helper <name> | settings | struct tag
+    via: str = "env read"  # env read | helper <name> | struct tag
 
 
 @dataclass
@@ -201,7 +201,7 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
                 if isinstance(name, str) and name:
                     at = e.get("at") or [1, 1]
                     default = graph.value(e.get("default"), ctx, "default")
-                    add(name, Location(path, at[0], at[1]), default, "env")
+                    add(name, Location(path, at[0], at[1]), default, "env read")
             elif k == "call":
                 fn = e.get("fn") or {}
                 if fn.get("k") == "ext" and fn.get("name", "").endswith(_PREFIX_CALLS):

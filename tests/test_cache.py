@@ -26,7 +26,9 @@ def test_warm_run_parses_nothing_and_reports_the_same(tmp_path, monkeypatch):
         raise AssertionError(f"{job.display} was parsed on a warm run")
 
     monkeypatch.setattr(pipeline, "_dispatch", no_parsing)
-    assert run(root) == cold and len(cold) == 4  # 3 DA101 (§1.1) + 1 DA201 (§1.2 legacy handler)
+    assert run(root) == cold
+    assert sum(f[0] in ("DA101", "DA201") for f in cold) == 4  # 3 DA101 (§1.1) + 1 DA201 (§1.2 legacy handler)
+    assert [f[:3] for f in cold if f[0] == "DA502"] == [("DA502", "demo/engine/config/.env", 1)]  # 30m vs 120 s
 
 
 def test_changed_file_is_extracted_again(tmp_path, monkeypatch):

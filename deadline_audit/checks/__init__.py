@@ -21,6 +21,7 @@ _BUILTIN = {
     "DA102": "da102",
     "DA103": "da103",
     "DA501": "da501",
+    "DA502": "da502",
 }
 
 _extra: dict[str, Check] = {}

@@ -95,6 +95,6 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             if leaf.isdigit() or not knob(leaf) or idx.key_read(cv.key):
                 continue
             found = emit(cv.key, Location(path, cv.span.line, cv.span.column, cv.span.end_line, cv.span.end_column),
-                         "set in this config file, which the program loads,", f"cfg:{path}#{cv.key}")
+                         "set in this config file, which the program loads", f"cfg:{path}#{cv.key}")
             if found:
                 yield found

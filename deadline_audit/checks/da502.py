@@ -1,0 +1,111 @@
+"""DA502 default-drift: a timeout knob whose effective deployed value (env layers and
+profiles, SPEC §2) and a compiled default differ by `ratio` (10) or more, either way.
+
+One finding per knob, at the env line that deploys the effective value; related: every
+compiled default (env read default, pydantic-settings field default, a helper's default
+argument, an envconfig `default:` tag) that differs that much. Knobs are timeout-like by
+name (catalog patterns), or feed a timeout site, or carry a Go duration default. Values
+of 0 and unresolved values are never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deadline_audit.checks.da501 import knob_settings
+from deadline_audit.checks.evidence import describe_seconds
+from deadline_audit.durations import Quantity
+from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
+from deadline_audit.graph import TimeoutGraph
+from deadline_audit.knobs import EnvRead, knob_index, matches, seconds_of
+
+RULE_ID, RULE_NAME, SEVERITY = "DA502", "default-drift", "info"
+
+
+def drift(a: float, b: float) -> float:
+    return max(a, b) / min(a, b)
+
+
+def compiled_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
+    """Every resolved, non-zero compiled default of the knob, in seconds."""
+    out = []
+    for read in knob_index(graph).reads.get(name.upper(), ()):
+        seconds = seconds_of(read.default, name)
+        if seconds is not None and seconds > 0:
+            out.append((read, seconds))
+    out.extend(_tag_defaults(graph, name))
+    return out
+
+
+def _tag_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
+    """envconfig / caarlos0-env struct fields: `envconfig:"X" default:"30s"`."""
+    out = []
+    for sym, decl in graph.decls.items():
+        tags = decl.tags
+        if not tags:
+            continue
+        env = next((tags[t].split(",", 1)[0] for t in ("envconfig", "env") if t in tags), None)
+        raw = tags.get("default", tags.get("envDefault"))
+        if env is None or raw is None or env.upper() != name.upper():
+            continue
+        seconds = seconds_of(raw, name)
+        if seconds is not None and seconds > 0:
+            path = graph.decl_path[sym]
+            out.append((EnvRead(name, Location(path, decl.span.line, decl.span.column), raw, "struct tag"), seconds))
+    return out
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    ratio = float(options.get("ratio", 10.0))
+    patterns, _, _ = knob_settings(graph, options)
+    for name in sorted(graph.env):
+        var = graph.env[name]
+        won = var.effective_raw()
+        if won is None:
+            continue
+        raw, layer = won
+        deployed = seconds_of(raw, name)
+        if deployed is None or deployed <= 0:
+            continue
+        defaults = compiled_defaults(graph, name)
+        if not defaults or not _timeout_like(graph, name, defaults, patterns):
+            continue
+        far = [(r, s) for r, s in defaults if drift(s, deployed) >= ratio * (1 - 1e-9)]
+        if far:
+            yield _finding(name, var, raw, layer, deployed, far)
+
+
+def _timeout_like(graph: TimeoutGraph, name: str, defaults: list[tuple[EnvRead, float]], patterns: list[str]) -> bool:
+    if matches(name, patterns):
+        return True
+    node = f"env:{name}"
+    if node in graph.g and graph.g.out_degree(node) > 0:
+        return True
+    return any(isinstance(r.default, Quantity) and r.default.unit == "ns" for r, _ in defaults)
+
+
+def _where(layer: Layer) -> str:
+    if layer.profile:
+        return f"the {layer.profile} profile ({layer.path}:{layer.line})"
+    return f"the env layer {layer.path}:{layer.line}"
+
+
+def _finding(name: str, var, raw: str, layer: Layer, deployed: float,
+             far: list[tuple[EnvRead, float]]) -> Finding:
+    read, default = far[0]
+    factor = drift(default, deployed)
+    direction = "larger" if deployed > default else "smaller"
+    others = f" (and {len(far) - 1} more default(s))" if len(far) > 1 else ""
+    message = (f"{name} is deployed as {raw!s} ({describe_seconds(deployed)}) by {_where(layer)}, "
+               f"{factor:.3g}\u00d7 {direction} than the compiled default {describe_seconds(default)} "
+               f"({read.location.path}:{read.location.line}){others}: every run that misses the deployed value "
+               f"(tests, local runs, a new environment) runs a different system.")
+    related = [Related(f"compiled default {describe_seconds(s)} ({r.via}), {drift(s, deployed):.3g}\u00d7 from "
+                       f"the deployed {describe_seconds(deployed)}", r.location) for r, s in far]
+    loc = Location(layer.path, layer.line, 1)
+    layers = tuple(var.layers) + tuple(var.profiles)
+    flow = [FlowStep(node=f"env:{name}", label=name, value_seconds=deployed, location=loc, layers=layers,
+                     default_seconds=default, default_location=read.location)]
+    fix = (f"make the compiled default of {name} the value you deploy (or within a small factor of it), "
+           f"and keep env overrides for real differences between environments")
+    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, loc, related, flow, fix)
