@@ -100,3 +100,4 @@ class AnalysisResult:
     findings: list[Finding]
     errors: list[InputError]
     summary: Summary
+    inventory: list[dict] | None = None  # env/config knobs (inventory.py), plain JSON-able data

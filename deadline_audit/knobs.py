@@ -259,3 +259,65 @@ def seconds_of(value: Any, name: str) -> float | None:
 def matches(name: str, patterns: list[str] | tuple[str, ...]) -> bool:
     upper = name.upper()
     return any(fnmatchcase(upper, p.upper()) for p in patterns)
+
+
+# -- settings, loaded files and compiled defaults shared by DA501, DA502 and the inventory
+
+def knob_settings(graph: TimeoutGraph, options: dict) -> tuple[list[str], list[str], list[str]]:
+    """(patterns, exempt, not-program-config globs): catalog data plus the options."""
+    data = graph.catalog.file("knobs").get("knobs", {})
+    patterns = list(data.get("patterns", ())) + list(options.get("patterns", ()))
+    exempt = list(data.get("exempt", ())) + list(options.get("exempt", ()))
+    return patterns, exempt, list(data.get("not_program_config", ()))
+
+
+def loaded_config_files(graph: TimeoutGraph, idx: KnobIndex, options: dict) -> list[str]:
+    """Config files the program loads: named by code (or configured with the
+    `config-files` option), and not a CI workflow, manifest or tool file."""
+    data = graph.catalog.file("knobs").get("knobs", {})
+    excluded = list(data.get("not_program_config", ()))
+    manifest_keys = set(data.get("manifest_keys", ()))
+    configured = list(options.get("config-files", ()))
+    out = []
+    for path, facts in sorted(graph.files.items()):
+        if facts.kind not in ("yaml", "toml", "json") or not facts.config_values:
+            continue
+        if any(fnmatchcase(path, g) for g in excluded):
+            continue
+        top = {cv.key.split(".", 1)[0] for cv in facts.config_values}
+        if manifest_keys and manifest_keys <= top:
+            continue
+        if idx.loads(path) or any(fnmatchcase(path, g) for g in configured):
+            out.append(path)
+    return out
+
+
+def compiled_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
+    """Every resolved, non-zero compiled default of the knob, in seconds."""
+    out = []
+    for read in knob_index(graph).reads.get(name.upper(), ()):
+        seconds = seconds_of(read.default, name)
+        if seconds is not None and seconds > 0:
+            out.append((read, seconds))
+    out.extend(_tag_defaults(graph, name))
+    return out
+
+
+def _tag_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
+    """envconfig / caarlos0-env struct fields: `envconfig:"X" default:"30s"`."""
+    out = []
+    for sym, decl in graph.decls.items():
+        tags = decl.tags
+        if not tags:
+            continue
+        env = next((tags[t].split(",", 1)[0] for t in ("envconfig", "env") if t in tags), None)
+        raw = tags.get("default", tags.get("envDefault"))
+        if env is None or raw is None or env.upper() != name.upper():
+            continue
+        seconds = seconds_of(raw, name)
+        if seconds is not None and seconds > 0:
+            path = graph.decl_path[sym]
+            out.append((EnvRead(name, Location(path, decl.span.line, decl.span.column), raw, "struct tag"), seconds))
+    return out
+
+

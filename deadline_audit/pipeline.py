@@ -127,7 +127,19 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
     )
     for finding in findings:
         summary.by_rule[finding.rule_id] = summary.by_rule.get(finding.rule_id, 0) + 1
-    return AnalysisResult(findings=findings, errors=result.errors, summary=summary)
+    return AnalysisResult(findings=findings, errors=result.errors, summary=summary,
+                          inventory=_inventory(result, config))
+
+
+def _inventory(result: Build, config: Config) -> list[dict] | None:
+    """The knob inventory (SPEC §5 additive field); never loses the run."""
+    from deadline_audit.inventory import build_inventory
+
+    try:
+        return build_inventory(result.graph, config.rule_options.get("DA501", {}))
+    except Exception as exc:
+        result.errors.append(InputError("", f"internal error while building the inventory: {type(exc).__name__}: {exc}"))
+        return None
 
 
 # -- planning: where each file sits (Go module, Python package) ----------------------

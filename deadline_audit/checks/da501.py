@@ -10,43 +10,13 @@ insensitive, precision first (a name the code spells anywhere counts as read).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
 
 from deadline_audit.extract.markdown import is_env_name
 from deadline_audit.findings import Finding, FlowStep, Location
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import KnobIndex, knob_index, matches
+from deadline_audit.knobs import knob_index, knob_settings, loaded_config_files, matches
 
 RULE_ID, RULE_NAME, SEVERITY = "DA501", "dead-timeout-knob", "warning"
-
-
-def knob_settings(graph: TimeoutGraph, options: dict) -> tuple[list[str], list[str], list[str]]:
-    """(patterns, exempt, not-program-config globs): catalog data plus the options."""
-    data = graph.catalog.file("knobs").get("knobs", {})
-    patterns = list(data.get("patterns", ())) + list(options.get("patterns", ()))
-    exempt = list(data.get("exempt", ())) + list(options.get("exempt", ()))
-    return patterns, exempt, list(data.get("not_program_config", ()))
-
-
-def loaded_config_files(graph: TimeoutGraph, idx: KnobIndex, options: dict) -> list[str]:
-    """Config files the program loads: named by code (or configured with the
-    `config-files` option), and not a CI workflow, manifest or tool file."""
-    data = graph.catalog.file("knobs").get("knobs", {})
-    excluded = list(data.get("not_program_config", ()))
-    manifest_keys = set(data.get("manifest_keys", ()))
-    configured = list(options.get("config-files", ()))
-    out = []
-    for path, facts in sorted(graph.files.items()):
-        if facts.kind not in ("yaml", "toml", "json") or not facts.config_values:
-            continue
-        if any(fnmatchcase(path, g) for g in excluded):
-            continue
-        top = {cv.key.split(".", 1)[0] for cv in facts.config_values}
-        if manifest_keys and manifest_keys <= top:
-            continue
-        if idx.loads(path) or any(fnmatchcase(path, g) for g in configured):
-            out.append(path)
-    return out
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:

@@ -12,47 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deadline_audit.checks.da501 import knob_settings
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.durations import Quantity
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import EnvRead, knob_index, matches, seconds_of
+from deadline_audit.knobs import EnvRead, compiled_defaults, knob_settings, matches, seconds_of
 
 RULE_ID, RULE_NAME, SEVERITY = "DA502", "default-drift", "info"
 
 
 def drift(a: float, b: float) -> float:
     return max(a, b) / min(a, b)
-
-
-def compiled_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
-    """Every resolved, non-zero compiled default of the knob, in seconds."""
-    out = []
-    for read in knob_index(graph).reads.get(name.upper(), ()):
-        seconds = seconds_of(read.default, name)
-        if seconds is not None and seconds > 0:
-            out.append((read, seconds))
-    out.extend(_tag_defaults(graph, name))
-    return out
-
-
-def _tag_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
-    """envconfig / caarlos0-env struct fields: `envconfig:"X" default:"30s"`."""
-    out = []
-    for sym, decl in graph.decls.items():
-        tags = decl.tags
-        if not tags:
-            continue
-        env = next((tags[t].split(",", 1)[0] for t in ("envconfig", "env") if t in tags), None)
-        raw = tags.get("default", tags.get("envDefault"))
-        if env is None or raw is None or env.upper() != name.upper():
-            continue
-        seconds = seconds_of(raw, name)
-        if seconds is not None and seconds > 0:
-            path = graph.decl_path[sym]
-            out.append((EnvRead(name, Location(path, decl.span.line, decl.span.column), raw, "struct tag"), seconds))
-    return out
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:

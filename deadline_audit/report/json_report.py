@@ -2,7 +2,8 @@
 
 Version 1 only grows by optional fields; this reporter adds `label`, `raw`, `profile`,
 `wins`, `default_location`, `transform` (flow), `fix` (finding), `column` (errors),
-`lines_scanned` and `by_severity` (summary).
+`lines_scanned` and `by_severity` (summary), and the top-level `inventory` of knobs
+(built by inventory.py; serialised here as it is).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def result_dict(result: AnalysisResult) -> dict[str, Any]:
             "baselined": s.baselined,
             "elapsed_s": round(s.elapsed_s, 3),
         },
+        **({"inventory": result.inventory} if result.inventory is not None else {}),
     }
 
 
