@@ -56,6 +56,16 @@ class KnobIndex:
     config_keys: set[str] = field(default_factory=set)  # lower leaf keys the code names
     files_named: set[str] = field(default_factory=set)  # config file paths the code names
     constants: set[str] = field(default_factory=set)  # UPPER_SNAKE names the code declares
+    _seen: set[tuple[str, str, int]] = field(default_factory=set)
+
+    def add_read(self, read: EnvRead) -> None:
+        """Record a read once per (name, file, line)."""
+        key = (read.name.upper(), read.location.path, read.location.line)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.env_names.add(read.name.upper())
+        self.reads.setdefault(read.name.upper(), []).append(read)
 
     def env_read(self, name: str) -> bool:
         upper = name.upper()
@@ -91,6 +101,7 @@ def knob_index(graph: TimeoutGraph) -> KnobIndex:
 
 def _build(graph: TimeoutGraph) -> KnobIndex:
     idx = KnobIndex()
+    tagged: list[tuple[str, Any, str]] = []
     for facts in graph.files.values():
         if facts.kind not in ("go", "python"):
             if facts.kind == "env":  # `APP_CONFIG=/etc/app/config.yaml` names a file too
@@ -112,12 +123,19 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
             if not name or name == "-":
                 continue
             if tag in _ENV_TAGS:
-                idx.env_names.add(name.upper())
+                tagged.append((sym, decl, name))
             elif tag in _KEY_TAGS:
                 idx.config_keys.add(name.lower())
             elif tag == "default" and _CONFIG_FILE.match(name):
                 idx.files_named.add(name)
     _collect_reads(graph, idx)
+    for sym, decl, name in tagged:
+        # envconfig reads PREFIX_NAME, then NAME; caarlos0/env reads NAME (its prefix option
+        # is rarely a literal). The `default:` / `envDefault:` tag is the compiled default.
+        default = decl.tags.get("default", decl.tags.get("envDefault"))
+        loc = Location(graph.decl_path[sym], decl.span.line, decl.span.column)
+        for full in [name, *(p + name.upper() for p in sorted(idx.env_prefixes))]:
+            idx.add_read(EnvRead(full, loc, default, "struct tag"))
     return idx
 
 
@@ -182,21 +200,17 @@ def _env_reader_functions(graph: TimeoutGraph) -> set[str]:
 
 def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     readers = _env_reader_functions(graph)
-    seen: set[tuple[str, str, int]] = set()
 
     def add(name: str, loc: Location, default: Any, via: str) -> None:
-        key = (name.upper(), loc.path, loc.line)
-        if key in seen:
-            return
-        seen.add(key)
-        idx.env_names.add(name.upper())
-        idx.reads.setdefault(name.upper(), []).append(EnvRead(name, loc, default, via))
+        idx.add_read(EnvRead(name, loc, default, via))
 
     for top, path in _top_exprs(graph):
         ctx = Ctx(path)
         for e in _walk(top):
             k = e.get("k")
             if k == "env":
+                if _keyed_by_param(graph, e.get("name")):
+                    continue  # a helper's own read: resolved at each call site below
                 name = graph.value(e.get("name"), ctx)
                 if isinstance(name, str) and name:
                     at = e.get("at") or [1, 1]
@@ -225,6 +239,15 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
                     else:
                         default = graph.value(named.get("default"), dep_ctx, "default")
                     add(node[4:], Location(path, at[0], at[1]), default, f"helper {short}")
+
+
+def _keyed_by_param(graph: TimeoutGraph, name: Expr | None) -> bool:
+    for e in _walk(name):
+        if e.get("k") == "ref":
+            decl = graph.decls.get(e["sym"])
+            if decl is not None and decl.kind == "param":
+                return True
+    return False
 
 
 def _note_prefix(graph: TimeoutGraph, call: Expr, ctx: Ctx, idx: KnobIndex) -> None:
@@ -299,25 +322,4 @@ def compiled_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, flo
         seconds = seconds_of(read.default, name)
         if seconds is not None and seconds > 0:
             out.append((read, seconds))
-    out.extend(_tag_defaults(graph, name))
     return out
-
-
-def _tag_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
-    """envconfig / caarlos0-env struct fields: `envconfig:"X" default:"30s"`."""
-    out = []
-    for sym, decl in graph.decls.items():
-        tags = decl.tags
-        if not tags:
-            continue
-        env = next((tags[t].split(",", 1)[0] for t in ("envconfig", "env") if t in tags), None)
-        raw = tags.get("default", tags.get("envDefault"))
-        if env is None or raw is None or env.upper() != name.upper():
-            continue
-        seconds = seconds_of(raw, name)
-        if seconds is not None and seconds > 0:
-            path = graph.decl_path[sym]
-            out.append((EnvRead(name, Location(path, decl.span.line, decl.span.column), raw, "struct tag"), seconds))
-    return out
-
-

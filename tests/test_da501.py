@@ -1,0 +1,60 @@
+"""DA501 dead-timeout-knob on a polyglot tree: knobs set in env layers, documented in an
+example env file and in Markdown (table, fenced env block), and a key of a loaded YAML
+file, next to knobs read through helpers, an envconfig prefix and a pydantic-settings
+prefix, library-owned names, a constant named in prose, and files that are not the
+program's configuration (a Kubernetes manifest, a CI workflow)."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rule_findings
+
+TREE = "da501/platform"
+
+
+def test_dead_knobs_are_found_where_they_are_set_or_documented():
+    result = analyse(TREE)
+    assert rule_findings(result, "DA501") == [
+        ("DA501", f"{TREE}/.env", 3),  # XCODE_SEGMENT_LEASE: nothing reads it
+        ("DA501", f"{TREE}/.env.example", 2),  # XCODE_RETRY_INTERVAL: documented, never read
+        ("DA501", f"{TREE}/api/pipeline.yaml", 5),  # stages.encode.stall_timeout of the loaded file
+        ("DA501", f"{TREE}/docs/operations.md", 9),  # table row XCODE_UPLOAD_HEARTBEAT_INTERVAL
+        ("DA501", f"{TREE}/docs/operations.md", 14),  # fenced env block XCODE_QUEUE_VISIBILITY_TIMEOUT
+    ]
+
+
+def test_messages_name_the_knob_and_how_it_is_promised():
+    result = analyse(TREE)
+    f = finding_at(result, "DA501", "platform/.env", 3)
+    assert "XCODE_SEGMENT_LEASE is set in this env layer" in f.message
+    assert f.flow[0].node == "env:XCODE_SEGMENT_LEASE"
+    f = finding_at(result, "DA501", "pipeline.yaml", 5)
+    assert "stages.encode.stall_timeout" in f.message and "loads" in f.message
+    f = finding_at(result, "DA501", "operations.md", 9)
+    assert "XCODE_UPLOAD_HEARTBEAT_INTERVAL is documented here" in f.message
+
+
+def test_exempt_and_patterns_extend_from_options():
+    from deadline_audit.checks import da501
+    from analysis_support import build
+
+    graph = build(TREE).graph
+    lines = {(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in da501.check(graph, {})}
+    assert (".env", 3) in lines
+    quiet = {(f.location.path.rsplit("/", 1)[-1], f.location.line)
+             for f in da501.check(graph, {"exempt": ["XCODE_SEGMENT_*"]})}
+    assert (".env", 3) not in quiet
+    more = {(f.location.path.rsplit("/", 1)[-1], f.location.line)
+            for f in da501.check(graph, {"patterns": ["*WORKERS*"]})}
+    assert ("pipeline.yaml", 6) in more  # stages.encode.workers is now a knob, and dead
+
+
+def test_a_configured_config_file_is_loaded_even_if_no_code_names_it():
+    from deadline_audit.checks import da501
+    from analysis_support import build
+
+    graph = build(TREE).graph
+    plain = {f.location.path for f in da501.check(graph, {})}
+    assert not any(p.endswith("k8s/api.yaml") for p in plain)
+    # a manifest stays out even when configured: it is never the program's config
+    configured = {f.location.path for f in da501.check(graph, {"config-files": ["*/k8s/*.yaml"]})}
+    assert not any(p.endswith("k8s/api.yaml") for p in configured)

@@ -1,0 +1,48 @@
+"""DA502 default-drift on layered env files (root .env, deploy/.env, profiles) where
+precedence decides the verdict, with defaults from a Go helper, a Python helper, a direct
+read with a millisecond name and a pydantic-settings prefix."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rel, rule_findings
+
+TREE = "da502/layered"
+
+
+def test_drifted_knobs_are_reported_at_the_line_that_deploys_them():
+    result = analyse(TREE)
+    assert rule_findings(result, "DA502") == [
+        ("DA502", f"{TREE}/.env", 4),  # RELAY_DRAIN_TIMEOUT 45 vs env_float default 3.0: 15x
+        ("DA502", f"{TREE}/deploy/.env", 2),  # RELAY_UPSTREAM_TIMEOUT: deploy/.env's 5m wins over 20s, 10x
+        ("DA502", f"{TREE}/deploy/.env", 5),  # RELAY_PROXY_CONNECT_TIMEOUT (prefix relay_proxy_) 30 vs 2.0
+        ("DA502", f"{TREE}/deploy/.env.production", 2),  # RELAY_SWEEP_INTERVAL_MS: only profile, 5000 vs 500
+    ]
+    # silent: RELAY_IDLE_TIMEOUT (root 10m is 20x but deploy/.env's 45s wins), RELAY_POLL_INTERVAL
+    # (9x), RELAY_BATCH_SIZE (not a timeout), RELAY_RENDER_TIMEOUT (staging 7200 loses to
+    # production 150), RELAY_PROXY_READ_TIMEOUT (equal), .env.example (documentation).
+
+
+def test_message_names_the_winning_layer_both_values_and_the_default():
+    result = analyse(TREE)
+    f = finding_at(result, "DA502", "deploy/.env", 2)
+    assert "RELAY_UPSTREAM_TIMEOUT is deployed as 5m (300 s)" in f.message
+    assert "deploy/.env:2" in f.message and "10\u00d7 larger" in f.message and "30 s" in f.message
+    assert [rel(r.location) for r in f.related] == [(f"{TREE}/relay/settings.go", 39)]
+    assert f.flow[0].node == "env:RELAY_UPSTREAM_TIMEOUT"
+    assert [(lay.path.rsplit("layered/", 1)[-1], lay.wins) for lay in f.flow[0].layers] == [
+        (".env", False), ("deploy/.env", True)]
+    f = finding_at(result, "DA502", ".env.production", 2)
+    assert "production profile" in f.message and "500 ms" in f.message
+    f = finding_at(result, "DA502", "layered/.env", 4)
+    assert "15\u00d7 larger" in f.message
+    assert [rel(r.location) for r in f.related] == [(f"{TREE}/worker/limits.py", 11)]
+
+
+def test_ratio_option():
+    from analysis_support import build
+    from deadline_audit.checks import da502
+
+    graph = build(TREE).graph
+    names = {f.flow[0].node for f in da502.check(graph, {"ratio": 8})}
+    assert "env:RELAY_POLL_INTERVAL" in names  # 9x
+    assert "env:RELAY_IDLE_TIMEOUT" not in names
