@@ -53,7 +53,7 @@ class KnobIndex:
     reads: dict[str, list[EnvRead]] = field(default_factory=dict)  # upper name -> reads
     env_names: set[str] = field(default_factory=set)  # upper: every name the code reads or spells
     env_prefixes: set[str] = field(default_factory=set)  # upper, with trailing "_"
-    config_keys: set[str] = field(default_factory=set)  # lower leaf keys the code names
+    config_keys: set[str] = field(default_factory=set)  # lower leaf keys (and keywords, fields) the code names
     files_named: set[str] = field(default_factory=set)  # config file paths the code names
     constants: set[str] = field(default_factory=set)  # UPPER_SNAKE names the code declares
     _seen: set[tuple[str, str, int]] = field(default_factory=set)
@@ -141,104 +141,93 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
 
 # -- env reads with their defaults ----------------------------------------------------
 
-def _top_exprs(graph: TimeoutGraph) -> Iterator[tuple[Expr, str]]:
+def _top_exprs(graph: TimeoutGraph) -> Iterator[tuple[Expr, str, str | None]]:
+    """Every expression of the code once, with its file and enclosing function."""
     for path, facts in graph.files.items():
         for b in facts.bindings:
-            yield b.expr, path
+            yield b.expr, path, b.function
         for c in facts.calls:
             yield {"k": "call", "fn": c.callee, "args": c.args, "kw": c.kw,
-                   "at": [c.span.line, c.span.column]}, path
-        for s in facts.sites:
-            if s.value is not None:
-                yield s.value, path
+                   "at": [c.span.line, c.span.column]}, path, c.function
+        for site in facts.sites:
+            if site.value is not None:
+                yield site.value, path, site.function
         for fn in facts.functions:
             for r in fn.returns:
-                yield r, path
+                yield r, path, fn.sym
 
 
-def _walk(expr: Any, depth: int = 0) -> Iterator[Expr]:
-    if depth > 60:
-        return
-    if isinstance(expr, dict):
-        if "k" in expr:
-            yield expr
-        for value in expr.values():
-            if isinstance(value, (dict, list)):
-                yield from _walk(value, depth + 1)
-    elif isinstance(expr, list):
-        for item in expr:
-            yield from _walk(item, depth + 1)
+def _walk(expr: Any) -> Iterator[Expr]:
+    """Sub-expressions (dicts with a kind `k`), iteratively: exprs can be deep."""
+    stack = [expr]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "k" in item:
+                yield item
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, (dict, list)))
 
 
-def _env_reader_functions(graph: TimeoutGraph) -> set[str]:
-    """Functions whose body reads the environment (directly or through another such
-    function): only calls of these are looked through for helper reads."""
-    body: dict[str, list[Expr]] = {}
-    for sym, (fn, _) in graph.functions.items():
-        body[sym] = list(fn.returns)
-    for facts in graph.files.values():
-        for b in facts.bindings:
-            if b.function in body:
-                body[b.function].append(b.expr)
-        for c in facts.calls:
-            if c.function in body:
-                body[c.function].append({"k": "call", "fn": c.callee, "args": c.args, "kw": c.kw})
-    readers = {sym for sym, exprs in body.items() if any(e.get("k") == "env" for e in _walk(exprs))}
+def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
+    env_exprs: list[tuple[Expr, str]] = []
+    call_exprs: list[tuple[Expr, str]] = []
+    readers: set[str] = set()  # functions whose body reads the environment
     callers: dict[str, set[str]] = {}
-    for sym, exprs in body.items():
-        for e in _walk(exprs):
-            if e.get("k") == "call" and (e.get("fn") or {}).get("k") == "fnref":
-                callers.setdefault(e["fn"]["sym"], set()).add(sym)
+    for top, path, function in _top_exprs(graph):
+        for e in _walk(top):
+            k = e.get("k")
+            if k == "env":
+                env_exprs.append((e, path))
+                if function is not None:
+                    readers.add(function)
+            elif k == "call":
+                call_exprs.append((e, path))
+                idx.config_keys.update(str(key).lower() for key in (e.get("kw") or {}))  # `f(lease_ttl=…)`
+                fn = e.get("fn") or {}
+                if function is not None and fn.get("k") == "fnref":
+                    callers.setdefault(fn["sym"], set()).add(function)
+            elif k == "field" or k == "item":
+                idx.config_keys.add(str(e.get("name") or e.get("key") or "").lower())
     todo = list(readers)
     while todo:  # a helper that calls a helper reads the environment too
         for caller in callers.get(todo.pop(), ()):
             if caller not in readers:
                 readers.add(caller)
                 todo.append(caller)
-    return readers
 
-
-def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
-    readers = _env_reader_functions(graph)
-
-    def add(name: str, loc: Location, default: Any, via: str) -> None:
-        idx.add_read(EnvRead(name, loc, default, via))
-
-    for top, path in _top_exprs(graph):
+    for e, path in env_exprs:
+        if _keyed_by_param(graph, e.get("name")):
+            continue  # a helper's own read: resolved at each call site below
         ctx = Ctx(path)
-        for e in _walk(top):
-            k = e.get("k")
-            if k == "env":
-                if _keyed_by_param(graph, e.get("name")):
-                    continue  # a helper's own read: resolved at each call site below
-                name = graph.value(e.get("name"), ctx)
-                if isinstance(name, str) and name:
-                    at = e.get("at") or [1, 1]
-                    default = graph.value(e.get("default"), ctx, "default")
-                    add(name, Location(path, at[0], at[1]), default, "env read")
-            elif k == "call":
-                fn = e.get("fn") or {}
-                if fn.get("k") == "ext" and fn.get("name", "").endswith(_PREFIX_CALLS):
-                    _note_prefix(graph, e, ctx, idx)
-                    continue
-                if fn.get("k") == "method" and fn.get("name") == "SetEnvPrefix":
-                    _note_prefix(graph, e, ctx, idx)
-                    continue
-                callee = graph.resolve_callee(fn, ctx)
-                if callee is None or callee not in readers:
-                    continue
-                at = e.get("at")
-                if not at:
-                    continue
-                short = callee.rsplit(".", 1)[-1]
-                for node, named, dep_ctx, _ in graph.deps(e, ctx):
-                    if not node.startswith("env:"):
-                        continue
-                    if "default_value" in named:
-                        default = named["default_value"]
-                    else:
-                        default = graph.value(named.get("default"), dep_ctx, "default")
-                    add(node[4:], Location(path, at[0], at[1]), default, f"helper {short}")
+        name = graph.value(e.get("name"), ctx)
+        if isinstance(name, str) and name:
+            at = e.get("at") or [1, 1]
+            default = graph.value(e.get("default"), ctx, "default")
+            idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, "env read"))
+    for e, path in call_exprs:
+        fn = e.get("fn") or {}
+        ctx = Ctx(path)
+        if (fn.get("k") == "ext" and fn.get("name", "").endswith(_PREFIX_CALLS)) or \
+                (fn.get("k") == "method" and fn.get("name") == "SetEnvPrefix"):
+            _note_prefix(graph, e, ctx, idx)
+            continue
+        at = e.get("at")
+        if not at or fn.get("k") not in ("fnref", "method", "ref"):
+            continue
+        callee = graph.resolve_callee(fn, ctx)
+        if callee is None or callee not in readers:
+            continue
+        short = callee.rsplit(".", 1)[-1]
+        for node, named, dep_ctx, _ in graph.deps(e, ctx):
+            if not node.startswith("env:"):
+                continue
+            if "default_value" in named:
+                default = named["default_value"]
+            else:
+                default = graph.value(named.get("default"), dep_ctx, "default")
+            idx.add_read(EnvRead(node[4:], Location(path, at[0], at[1]), default, f"helper {short}"))
 
 
 def _keyed_by_param(graph: TimeoutGraph, name: Expr | None) -> bool:

@@ -23,6 +23,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     idx = knob_index(graph)
     patterns, exempt, _ = knob_settings(graph, options)
     seen: set[tuple[str, int, str]] = set()
+    config_leaves = {cv.key.rsplit(".", 1)[-1].lower() for f in graph.files.values() for cv in f.config_values}
 
     def knob(name: str) -> bool:
         return matches(name, patterns) and not matches(name, exempt)
@@ -53,6 +54,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 name = m.name
                 if not knob(name.rsplit(".", 1)[-1]) or name in idx.constants:
                     continue
+                if not is_env_name(name) and name.rsplit(".", 1)[-1].lower() not in config_leaves:
+                    continue  # a lowercase name no config file has is an API parameter, not a knob
                 read = idx.env_read(name) if is_env_name(name) else idx.key_read(name)
                 if not read:
                     found = emit(name, Location(path, m.span.line, m.span.column, m.span.end_line, m.span.end_column),
