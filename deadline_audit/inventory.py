@@ -14,7 +14,7 @@ from typing import Any
 from deadline_audit.durations import Quantity, format_go_duration
 from deadline_audit.findings import Layer
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import compiled_defaults, knob_index, knob_settings, loaded_config_files, matches, seconds_of
+from deadline_audit.knobs import compiled_defaults, config_defaults_for, knob_index, knob_settings, loaded_config_files, matches, seconds_of
 
 INVENTORY_VERSION = 1
 
@@ -64,7 +64,11 @@ def build_inventory(graph: TimeoutGraph, options: dict | None = None) -> list[di
                 "timeout_like": matches(cv.key.rsplit(".", 1)[-1], patterns),
                 "effective": {"path": path, "line": cv.span.line, "raw": cv.raw,
                               "seconds": seconds_of(cv.raw, cv.key), "layer": "config", "profile": None},
-                "layers": [], "profiles": [], "documented": [], "defaults": [], "reads": [],
+                "layers": [], "profiles": [], "documented": [],
+                "defaults": [{"path": d.location.path, "line": d.location.line, "column": d.location.column,
+                              "seconds": seconds_of(d.default, cv.key), "raw": _raw(d.default), "via": "config default"}
+                             for d in config_defaults_for(idx, cv.key)],
+                "reads": [],
                 "read": idx.key_read(cv.key),
                 "sites": sites,
             })

@@ -49,6 +49,17 @@ class EnvRead:
 
 
 @dataclass
+class ConfigDefault:
+    """`doc.get("lease_ttl", 30)` / `viper.SetDefault("lease.ttl", …)`: the value the
+    code applies when a loaded config file lacks the key."""
+
+    key: str  # the key as the code names it (leaf or dotted)
+    parent: str | None  # the enclosing key when the receiver is `x.get("parent", {})` / `x["parent"]`
+    location: Location
+    default: Any = None
+
+
+@dataclass
 class KnobIndex:
     reads: dict[str, list[EnvRead]] = field(default_factory=dict)  # upper name -> reads
     env_names: set[str] = field(default_factory=set)  # upper: every name the code reads or spells
@@ -56,6 +67,7 @@ class KnobIndex:
     config_keys: set[str] = field(default_factory=set)  # lower leaf keys (and keywords, fields) the code names
     files_named: set[str] = field(default_factory=set)  # config file paths the code names
     constants: set[str] = field(default_factory=set)  # UPPER_SNAKE names the code declares
+    config_defaults: list[ConfigDefault] = field(default_factory=list)
     _seen: set[tuple[str, str, int]] = field(default_factory=set)
 
     def add_read(self, read: EnvRead) -> None:
@@ -214,6 +226,8 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
             _note_prefix(graph, e, ctx, idx)
             continue
         at = e.get("at")
+        if at:
+            _note_config_default(graph, e, fn, ctx, Location(path, at[0], at[1]), idx)
         if not at or fn.get("k") not in ("fnref", "method", "ref"):
             continue
         callee = graph.resolve_callee(fn, ctx)
@@ -228,6 +242,28 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
             else:
                 default = graph.value(named.get("default"), dep_ctx, "default")
             idx.add_read(EnvRead(node[4:], Location(path, at[0], at[1]), default, f"helper {short}"))
+
+
+def _note_config_default(graph: TimeoutGraph, call: Expr, fn: Expr, ctx: Ctx, loc: Location, idx: KnobIndex) -> None:
+    name = fn.get("name") or ""
+    args = call.get("args") or []
+    if len(args) < 2 or (args[0] or {}).get("k") != "str":
+        return
+    if not (fn.get("k") == "method" and name == "get") and not name.endswith("SetDefault"):
+        return
+    default = graph.value(args[1], ctx, "default")
+    if not isinstance(default, (Quantity, str)):
+        return
+    receiver = fn.get("x") or {}
+    parent = None
+    if receiver.get("k") == "item":
+        parent = receiver.get("key")
+    elif receiver.get("k") == "call" and (receiver.get("fn") or {}).get("name") == "get":
+        first = (receiver.get("args") or [{}])[0] or {}
+        parent = first.get("v") if first.get("k") == "str" else None
+    if not any(d.key == args[0]["v"] and d.location.path == loc.path and d.location.line == loc.line
+               for d in idx.config_defaults):
+        idx.config_defaults.append(ConfigDefault(args[0]["v"], parent, loc, default))
 
 
 def _keyed_by_param(graph: TimeoutGraph, name: Expr | None) -> bool:
@@ -311,4 +347,19 @@ def compiled_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, flo
         seconds = seconds_of(read.default, name)
         if seconds is not None and seconds > 0:
             out.append((read, seconds))
+    return out
+
+
+def config_defaults_for(idx: KnobIndex, dotted: str) -> list[ConfigDefault]:
+    """The code's defaults for a config key: same leaf (or dotted tail), and the same
+    parent key when the code names one."""
+    parts = dotted.split(".")
+    out = []
+    for d in idx.config_defaults:
+        named = d.key.split(".")
+        if parts[-len(named):] != named:
+            continue
+        if d.parent is not None and len(named) == 1 and not (len(parts) > 1 and parts[-2] == d.parent):
+            continue
+        out.append(d)
     return out

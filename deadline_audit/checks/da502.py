@@ -16,7 +16,8 @@ from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.durations import Quantity
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import EnvRead, compiled_defaults, knob_settings, matches, seconds_of
+from deadline_audit.knobs import (EnvRead, compiled_defaults, config_defaults_for, knob_index, knob_settings, loaded_config_files,
+                                  matches, seconds_of)
 
 RULE_ID, RULE_NAME, SEVERITY = "DA502", "default-drift", "info"
 
@@ -43,6 +44,48 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         far = [(r, s) for r, s in defaults if drift(s, deployed) >= ratio * (1 - 1e-9)]
         if far:
             yield _finding(name, var, raw, layer, deployed, far)
+    yield from _config_drift(graph, options, ratio, patterns)
+
+
+def _config_drift(graph: TimeoutGraph, options: dict, ratio: float, patterns: list[str]) -> Iterable[Finding]:
+    """A key of a loaded config file against the default the code gives when the key is
+    missing (`.get("key", default)`, viper `SetDefault`): one finding per key line."""
+    idx = knob_index(graph)
+    if not idx.config_defaults:
+        return
+    for path in loaded_config_files(graph, idx, options):
+        for cv in graph.files[path].config_values:
+            parts = cv.key.split(".")
+            leaf = parts[-1]
+            if not matches(leaf, patterns):
+                continue
+            deployed = seconds_of(cv.raw, leaf)
+            if deployed is None or deployed <= 0:
+                continue
+            far = []
+            for d in config_defaults_for(idx, cv.key):
+                seconds = seconds_of(d.default, leaf)
+                if seconds and seconds > 0 and drift(seconds, deployed) >= ratio * (1 - 1e-9):
+                    far.append((d, seconds))
+            if far:
+                yield _config_finding(path, cv, deployed, far)
+
+
+def _config_finding(path: str, cv, deployed: float, far) -> Finding:
+    d, default = far[0]
+    factor = drift(default, deployed)
+    direction = "larger" if deployed > default else "smaller"
+    message = (f"{cv.key} is set to {cv.raw} ({describe_seconds(deployed)}) in the loaded config file {path}, "
+               f"{factor:.3g}\u00d7 {direction} than the default the code applies without it, "
+               f"{describe_seconds(default)} ({d.location.path}:{d.location.line}): a deployment without this "
+               f"file runs a different system.")
+    related = [Related(f"compiled default {describe_seconds(s)}, {drift(s, deployed):.3g}\u00d7 from "
+                       f"the configured {describe_seconds(deployed)}", x.location) for x, s in far]
+    loc = Location(path, cv.span.line, cv.span.column, cv.span.end_line, cv.span.end_column)
+    flow = [FlowStep(node=f"cfg:{path}#{cv.key}", label=cv.key, value_seconds=deployed, location=loc,
+                     default_seconds=default, default_location=d.location)]
+    fix = f"make the code's default for {cv.key} the configured value, or within a small factor of it"
+    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, loc, related, flow, fix)
 
 
 def _timeout_like(graph: TimeoutGraph, name: str, defaults: list[tuple[EnvRead, float]], patterns: list[str]) -> bool:
