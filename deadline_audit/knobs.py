@@ -68,7 +68,7 @@ class KnobIndex:
     files_named: set[str] = field(default_factory=set)  # config file paths the code names
     constants: set[str] = field(default_factory=set)  # UPPER_SNAKE names the code declares
     config_defaults: list[ConfigDefault] = field(default_factory=list)
-    _seen: set[tuple[str, str, int]] = field(default_factory=set)
+    _seen: set[tuple] = field(default_factory=set)
 
     def add_read(self, read: EnvRead) -> None:
         """Record a read once per (name, file, line)."""
@@ -83,6 +83,8 @@ class KnobIndex:
         upper = name.upper()
         if upper in self.env_names:
             return True
+        if "__" in upper and upper.rsplit("__", 1)[-1].lower() in self.config_keys:
+            return True  # pydantic-settings nested model: APP_DB__TIMEOUT -> a field `timeout`
         return any(upper.startswith(p) and upper[len(p):] in self.env_names for p in self.env_prefixes)
 
     def key_read(self, dotted: str) -> bool:
@@ -123,6 +125,9 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
         for literal in facts.config_keys_read:
             idx.env_names.add(literal.upper())
             idx.config_keys.add(literal.lower())
+            if "." in literal or "-" in literal:  # viper/koanf keys: `server.read_timeout`
+                idx.env_names.add(re.sub(r"[.-]", "_", literal.upper()))
+                idx.config_keys.add(re.split(r"[.]", literal.lower())[-1])
         idx.files_named.update(facts.config_files_named)
     for sym, decl in graph.decls.items():
         leaf = sym.rsplit(".", 1)[-1]
@@ -261,8 +266,9 @@ def _note_config_default(graph: TimeoutGraph, call: Expr, fn: Expr, ctx: Ctx, lo
     elif receiver.get("k") == "call" and (receiver.get("fn") or {}).get("name") == "get":
         first = (receiver.get("args") or [{}])[0] or {}
         parent = first.get("v") if first.get("k") == "str" else None
-    if not any(d.key == args[0]["v"] and d.location.path == loc.path and d.location.line == loc.line
-               for d in idx.config_defaults):
+    key = ("cfg", args[0]["v"], loc.path, loc.line)
+    if key not in idx._seen:
+        idx._seen.add(key)
         idx.config_defaults.append(ConfigDefault(args[0]["v"], parent, loc, default))
 
 
@@ -292,6 +298,28 @@ def name_unit(name: str) -> str:
     if upper.endswith(("_MS", "_MILLIS", "_MILLISECONDS")):
         return "ms"
     return "s"
+
+
+TIME_WORDS = ("*TIMEOUT*", "*TTL*", "*DEADLINE*")
+_UNIT_SUFFIX = re.compile(r"(?:^|[_.-])(?:S|SEC|SECS|SECOND|SECONDS|MS|MILLIS|MILLISECONDS|MIN|MINS|MINUTES|H|HOURS|DURATION)$",
+                          re.IGNORECASE)
+
+
+def has_unit(name: str, raw: Any, defaults: list[Any]) -> bool:
+    """Unit evidence: a unit suffix in the name (`_S`, `_MS`, `_SECONDS`), a value written
+    with a unit (`"30s"`, `"5m"`), or a default with a duration unit."""
+    if _UNIT_SUFFIX.search(name):
+        return True
+    for value in [raw, *defaults]:
+        if isinstance(value, Quantity) and value.unit in ("ns", "s"):
+            return True
+        if isinstance(value, str) and value.strip() and not _NUMBER_TEXT.fullmatch(value.strip()) \
+                and parse_duration_text(value, default_unit=None) is not None:
+            return True
+    return False
+
+
+_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def seconds_of(value: Any, name: str) -> float | None:

@@ -21,7 +21,7 @@ def test_drifted_knobs_are_reported_at_the_line_that_deploys_them():
     # silent: RELAY_IDLE_TIMEOUT (root 10m is 20x but deploy/.env's 45s wins), RELAY_POLL_INTERVAL
     # (9x), RELAY_BATCH_SIZE (not a timeout), RELAY_RENDER_TIMEOUT (staging 7200 loses to
     # production 150), RELAY_PROXY_READ_TIMEOUT (equal), .env.example (documentation),
-    # sweeper.ack_timeout (20 vs 30).
+    # sweeper.ack_timeout (20 vs 30), RELAY_FLUSH_INTERVAL (10x, but a count: no unit anywhere).
 
 
 def test_message_names_the_winning_layer_both_values_and_the_default():

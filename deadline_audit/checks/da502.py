@@ -17,7 +17,7 @@ from deadline_audit.durations import Quantity
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.graph import TimeoutGraph
 from deadline_audit.knobs import (EnvRead, compiled_defaults, config_defaults_for, knob_index, knob_settings, loaded_config_files,
-                                  matches, seconds_of)
+                                  matches, seconds_of, has_unit, TIME_WORDS)
 
 RULE_ID, RULE_NAME, SEVERITY = "DA502", "default-drift", "info"
 
@@ -39,7 +39,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         if deployed is None or deployed <= 0:
             continue
         defaults = compiled_defaults(graph, name)
-        if not defaults or not _timeout_like(graph, name, defaults, patterns):
+        if not defaults or not _timeout_like(graph, name, raw, defaults, patterns):
             continue
         far = [(r, s) for r, s in defaults if drift(s, deployed) >= ratio * (1 - 1e-9)]
         if far:
@@ -58,6 +58,8 @@ def _config_drift(graph: TimeoutGraph, options: dict, ratio: float, patterns: li
             parts = cv.key.split(".")
             leaf = parts[-1]
             if not matches(leaf, patterns):
+                continue
+            if not (matches(leaf, TIME_WORDS) or has_unit(leaf, cv.raw, [d.default for d in config_defaults_for(idx, cv.key)])):
                 continue
             deployed = seconds_of(cv.raw, leaf)
             if deployed is None or deployed <= 0:
@@ -88,13 +90,19 @@ def _config_finding(path: str, cv, deployed: float, far) -> Finding:
     return Finding(RULE_ID, RULE_NAME, SEVERITY, message, loc, related, flow, fix)
 
 
-def _timeout_like(graph: TimeoutGraph, name: str, defaults: list[tuple[EnvRead, float]], patterns: list[str]) -> bool:
-    if matches(name, patterns):
-        return True
+def _timeout_like(graph: TimeoutGraph, name: str, raw: str, defaults: list[tuple[EnvRead, float]],
+                  patterns: list[str]) -> bool:
+    """Is this knob a duration? It feeds a timeout site, or its default is a duration
+    (Go `time.Duration`, `timedelta`), or a value or its name carries a unit, or its name
+    is a knob name that always means time (`*TIMEOUT*`, `*TTL*`, `*DEADLINE*`). A bare
+    `CHECKPOINT_INTERVAL=1000` may count steps: not compared."""
     node = f"env:{name}"
     if node in graph.g and graph.g.out_degree(node) > 0:
         return True
-    return any(isinstance(r.default, Quantity) and r.default.unit == "ns" for r, _ in defaults)
+    if any(isinstance(r.default, Quantity) and r.default.unit in ("ns", "s") for r, _ in defaults):
+        return True
+    return matches(name, patterns) and (
+        has_unit(name, raw, [r.default for r, _ in defaults]) or matches(name, TIME_WORDS))
 
 
 def _where(layer: Layer) -> str:
