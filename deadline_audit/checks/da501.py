@@ -38,7 +38,10 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         return Finding(RULE_ID, RULE_NAME, SEVERITY, message, loc,
                        flow=[FlowStep(node=node, label=name, location=loc)])
 
+    foreign = _foreign_code_roots(graph)
     for path, facts in sorted(graph.files.items()):
+        if facts.kind in ("env", "markdown") and _under(path, foreign):
+            continue  # code we do not analyse (a JS or Rust app) may read these names
         if facts.kind == "env":
             how = {"layer": "set in this env layer", "profile": f"set in the {facts.profile} profile",
                    "doc": "documented in this example env file"}.get(facts.env_role or "", "set in this env file")
@@ -71,3 +74,23 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                          "set in this config file, which the program loads", f"cfg:{path}#{cv.key}")
             if found:
                 yield found
+
+
+# Manifests of code in languages the analyser does not read: a knob next to them may be
+# read there. Recognised by a runtime dependency table (tool-only package.json files,
+# with devDependencies alone, do not count).
+_FOREIGN_MANIFESTS = {"package.json": "dependencies.", "Cargo.toml": "dependencies.", "deno.json": "imports."}
+
+
+def _foreign_code_roots(graph: TimeoutGraph) -> list[str]:
+    roots = []
+    for path, facts in graph.files.items():
+        name = path.rsplit("/", 1)[-1]
+        prefix = _FOREIGN_MANIFESTS.get(name)
+        if prefix and any(cv.key.startswith(prefix) for cv in facts.config_values):
+            roots.append(path[: -len(name)])
+    return roots
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path.startswith(root) for root in roots)
