@@ -190,29 +190,38 @@ def _walk(expr: Any) -> Iterator[Expr]:
 def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     env_exprs: list[tuple[Expr, str]] = []
     call_exprs: list[tuple[Expr, str]] = []
-    readers: set[str] = set()  # functions whose body reads the environment
+    # per function (closures included in every function that encloses them): its env
+    # reads and its calls, for the helper summaries below
+    body_env: dict[str, list[Expr]] = {}
+    body_calls: dict[str, list[Expr]] = {}
     callers: dict[str, set[str]] = {}
     for top, path, function in _top_exprs(graph):
+        owners = _enclosing_chain(graph, function)
         for e in _walk(top):
             k = e.get("k")
             if k == "env":
                 env_exprs.append((e, path))
-                if function is not None:
-                    readers.add(function)
+                for owner in owners:
+                    body_env.setdefault(owner, []).append(e)
             elif k == "call":
                 call_exprs.append((e, path))
                 idx.config_keys.update(str(key).lower() for key in (e.get("kw") or {}))  # `f(lease_ttl=…)`
                 fn = e.get("fn") or {}
-                if function is not None and fn.get("k") == "fnref":
-                    callers.setdefault(fn["sym"], set()).add(function)
+                if fn.get("k") in ("fnref", "method", "ref"):
+                    for owner in owners:
+                        body_calls.setdefault(owner, []).append(e)
+                        if fn.get("k") == "fnref":
+                            callers.setdefault(fn["sym"], set()).add(owner)
             elif k == "field" or k == "item":
                 idx.config_keys.add(str(e.get("name") or e.get("key") or "").lower())
+    readers = set(body_env)  # functions whose body reads the environment
     todo = list(readers)
     while todo:  # a helper that calls a helper reads the environment too
         for caller in callers.get(todo.pop(), ()):
             if caller not in readers:
                 readers.add(caller)
                 todo.append(caller)
+    helpers = _Helpers(graph, readers, body_env, body_calls)
 
     for e, path in env_exprs:
         if _keyed_by_param(graph, e.get("name")):
@@ -235,18 +244,73 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
             _note_config_default(graph, e, fn, ctx, Location(path, at[0], at[1]), idx)
         if not at or fn.get("k") not in ("fnref", "method", "ref"):
             continue
+        if any(_keyed_by_param(graph, a) for a in e.get("args") or ()):
+            continue  # `get(key)` inside another helper: resolved at that helper's call sites
         callee = graph.resolve_callee(fn, ctx)
         if callee is None or callee not in readers:
             continue
+        names = helpers.names(e, ctx, callee)
+        if not names:
+            continue
         short = callee.rsplit(".", 1)[-1]
-        for node, named, dep_ctx, _ in graph.deps(e, ctx):
-            if not node.startswith("env:"):
+        defaults = _helper_defaults(graph, e, ctx)
+        for name in names:
+            default = defaults.get(name, defaults.get(None))
+            idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, f"helper {short}"))
+
+
+def _enclosing_chain(graph: TimeoutGraph, function: str | None) -> list[str]:
+    chain = []
+    while function is not None and function not in chain and len(chain) < 8:
+        chain.append(function)
+        entry = graph.functions.get(function)
+        function = entry[0].enclosing if entry else None
+    return chain
+
+
+class _Helpers:
+    """Env names a call of a reader function reads, its arguments substituted for the
+    parameters (through nested helpers and closures, a few levels deep)."""
+
+    def __init__(self, graph: TimeoutGraph, readers: set[str], body_env: dict, body_calls: dict) -> None:
+        self.graph, self.readers, self.body_env, self.body_calls = graph, readers, body_env, body_calls
+
+    def names(self, call: Expr, ctx: Ctx, callee: str, depth: int = 0) -> list[str]:
+        if depth > 4:
+            return []
+        graph = self.graph
+        fn, path = graph.functions[callee]
+        inner = Ctx(path, graph.call_subst(fn, call, ctx), None, callee)
+        out: list[str] = []
+        for env in self.body_env.get(callee, ()):
+            if not _keyed_by_param(graph, env.get("name")):
                 continue
+            name = graph.value(env.get("name"), inner)
+            if isinstance(name, str) and name and name not in out:
+                out.append(name)
+        for sub in self.body_calls.get(callee, ()):
+            if not any(_keyed_by_param(graph, a) for a in sub.get("args") or ()):
+                continue
+            target = graph.resolve_callee(sub.get("fn"), inner)
+            if target is not None and target in self.readers and target != callee:
+                out.extend(n for n in self.names(sub, inner, target, depth + 1) if n not in out)
+        return out
+
+
+def _helper_defaults(graph: TimeoutGraph, call: Expr, ctx: Ctx) -> dict[str | None, Any]:
+    """A helper call's compiled default per env name (what the call gives when unset)."""
+    out: dict[str | None, Any] = {}
+    for node, named, dep_ctx, _ in graph.deps(call, ctx):
+        if node.startswith("env:") and node[4:] not in out:
             if "default_value" in named:
-                default = named["default_value"]
+                out[node[4:]] = named["default_value"]
             else:
-                default = graph.value(named.get("default"), dep_ctx, "default")
-            idx.add_read(EnvRead(node[4:], Location(path, at[0], at[1]), default, f"helper {short}"))
+                out[node[4:]] = graph.value(named.get("default"), dep_ctx, "default")
+    if not out:
+        value = graph.value(call, ctx, "default")
+        if isinstance(value, (Quantity, str)):
+            out[None] = value
+    return out
 
 
 def _note_config_default(graph: TimeoutGraph, call: Expr, fn: Expr, ctx: Ctx, loc: Location, idx: KnobIndex) -> None:

@@ -41,6 +41,11 @@ def test_config_keys_of_loaded_files_and_unread_flags():
     env = {e["name"]: e for e in inv if e["kind"] == "env"}
     assert env["XCODE_SEGMENT_LEASE"]["read"] is False
     assert env["XCODE_PROBE_TIMEOUT"]["defaults"][0]["via"] == "struct tag"
+    # two helper levels (settingDuration -> setting -> os.Getenv(envPrefix + key))
+    thumbs = env["XCODE_THUMBNAIL_TIMEOUT"]
+    assert [(r["path"].rsplit("/", 1)[-1], r["line"], r["via"]) for r in thumbs["reads"]] == [
+        ("thumbs.go", 22, "helper settingDuration")]
+    assert [(d["seconds"], d["raw"]) for d in thumbs["defaults"]] == [(10.0, "10s")]
 
 
 def test_inventory_reaches_timeout_sites_and_validates_against_the_schema(tmp_path, monkeypatch):
