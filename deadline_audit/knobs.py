@@ -174,17 +174,34 @@ def _top_exprs(graph: TimeoutGraph) -> Iterator[tuple[Expr, str, str | None]]:
                 yield r, path, fn.sym
 
 
-def _walk(expr: Any) -> Iterator[Expr]:
-    """Sub-expressions (dicts with a kind `k`), iteratively: exprs can be deep."""
+def _walk(expr: Any, seen: set | None = None) -> list[Expr]:
+    """Sub-expressions (dicts with a kind `k`), iteratively: exprs can be deep. Hot: one
+    pass over every expression of the tree. With `seen`, a call already walked at the
+    same position (a CallFact and the binding that holds the same call) is skipped."""
+    out: list[Expr] = []
     stack = [expr]
+    pop, push = stack.pop, stack.append
     while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
+        item = pop()
+        if type(item) is dict:
             if "k" in item:
-                yield item
-            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, (dict, list)))
+                if seen is not None and item["k"] == "call" and item.get("at"):
+                    at = item["at"]
+                    key = (at[0], at[1])
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                out.append(item)
+            values = item.values()
+        elif type(item) is list:
+            values = item
+        else:
+            continue
+        for v in values:
+            t = type(v)
+            if t is dict or t is list:
+                push(v)
+    return out
 
 
 def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
@@ -195,9 +212,14 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     body_env: dict[str, list[Expr]] = {}
     body_calls: dict[str, list[Expr]] = {}
     callers: dict[str, set[str]] = {}
+    keys_add = idx.config_keys.add
+    walked: set = set()
+    current = None
     for top, path, function in _top_exprs(graph):
+        if path != current:
+            current, walked = path, set()
         owners = _enclosing_chain(graph, function)
-        for e in _walk(top):
+        for e in _walk(top, walked):
             k = e.get("k")
             if k == "env":
                 env_exprs.append((e, path))
@@ -205,7 +227,10 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
                     body_env.setdefault(owner, []).append(e)
             elif k == "call":
                 call_exprs.append((e, path))
-                idx.config_keys.update(str(key).lower() for key in (e.get("kw") or {}))  # `f(lease_ttl=…)`
+                kw = e.get("kw")
+                if kw:  # `f(lease_ttl=…)`
+                    for key in kw:
+                        keys_add(str(key).lower())
                 fn = e.get("fn") or {}
                 if fn.get("k") in ("fnref", "method", "ref"):
                     for owner in owners:
@@ -213,7 +238,7 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
                         if fn.get("k") == "fnref":
                             callers.setdefault(fn["sym"], set()).add(owner)
             elif k == "field" or k == "item":
-                idx.config_keys.add(str(e.get("name") or e.get("key") or "").lower())
+                keys_add(str(e.get("name") or e.get("key") or "").lower())
     readers = set(body_env)  # functions whose body reads the environment
     todo = list(readers)
     while todo:  # a helper that calls a helper reads the environment too
@@ -244,11 +269,11 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
             _note_config_default(graph, e, fn, ctx, Location(path, at[0], at[1]), idx)
         if not at or fn.get("k") not in ("fnref", "method", "ref"):
             continue
-        if any(_keyed_by_param(graph, a) for a in e.get("args") or ()):
-            continue  # `get(key)` inside another helper: resolved at that helper's call sites
         callee = graph.resolve_callee(fn, ctx)
         if callee is None or callee not in readers:
             continue
+        if any(_keyed_by_param(graph, a) for a in e.get("args") or ()):
+            continue  # `get(key)` inside another helper: resolved at that helper's call sites
         names = helpers.names(e, ctx, callee)
         if not names:
             continue
