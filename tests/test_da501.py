@@ -25,7 +25,8 @@ def test_dead_knobs_are_found_where_they_are_set_or_documented():
     # xcode + PROBE_TIMEOUT, pydantic prefix UPLOADS_, OTEL_*/GOMAXPROCS/UVICORN_*, the constant
     # DEFAULT_UPLOAD_TIMEOUT in prose, `initial_interval` (no config file has it: an API
     # parameter), Go/SQL fences, the k8s manifest, the CI workflow, and web/.env (a JS app with
-    # runtime dependencies sits there: its code, which we do not read, may use the names).
+    # runtime dependencies sits there: its code, which we do not read, may use the names), and
+    # CHANGELOG.md (history names removed knobs on purpose).
 
 
 def test_messages_name_the_knob_and_how_it_is_promised():

@@ -10,6 +10,7 @@ insensitive, precision first (a name the code spells anywhere counts as read).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fnmatch import fnmatchcase
 
 from deadline_audit.extract.markdown import is_env_name
 from deadline_audit.findings import Finding, FlowStep, Location
@@ -39,6 +40,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                        flow=[FlowStep(node=node, label=name, location=loc)])
 
     foreign = _foreign_code_roots(graph)
+    history = list(graph.catalog.file("knobs").get("knobs", {}).get("not_documentation", ()))
     for path, facts in sorted(graph.files.items()):
         if facts.kind in ("env", "markdown") and _under(path, foreign):
             continue  # code we do not analyse (a JS or Rust app) may read these names
@@ -53,6 +55,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                     if found:
                         yield found
         elif facts.kind == "markdown":
+            if any(fnmatchcase(path.lower(), g) for g in history):
+                continue
             for m in facts.knob_mentions:
                 name = m.name
                 if not knob(name.rsplit(".", 1)[-1]) or name in idx.constants:
