@@ -85,6 +85,12 @@ class KnobIndex:
             return True
         if "__" in upper and upper.rsplit("__", 1)[-1].lower() in self.config_keys:
             return True  # pydantic-settings nested model: APP_DB__TIMEOUT -> a field `timeout`
+        parts = upper.split("_")
+        for i in range(1, min(len(parts) - 1, 3)):
+            # a prefix the code spells (viper SetEnvPrefix("app"), envconfig.Process("app", …))
+            # before a name it reads: APP_SERVER_READ_TIMEOUT for `server.read_timeout`
+            if "_".join(parts[:i]) in self.env_names and "_".join(parts[i:]) in self.env_names:
+                return True
         return any(upper.startswith(p) and upper[len(p):] in self.env_names for p in self.env_prefixes)
 
     def key_read(self, dotted: str) -> bool:
@@ -264,6 +270,10 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
                 (fn.get("k") == "method" and fn.get("name") == "SetEnvPrefix"):
             _note_prefix(graph, e, ctx, idx)
             continue
+        if fn.get("name", "").endswith("SetConfigName") and e.get("args"):
+            stem = graph.value(e["args"][0], ctx)  # viper: SetConfigName("config") + AddConfigPath
+            if isinstance(stem, str) and stem and "/" not in stem:
+                idx.files_named.update(f"{stem}.{ext}" for ext in ("yaml", "yml", "json", "toml"))
         at = e.get("at")
         if at:
             _note_config_default(graph, e, fn, ctx, Location(path, at[0], at[1]), idx)

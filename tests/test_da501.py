@@ -65,3 +65,14 @@ def test_a_configured_config_file_is_loaded_even_if_no_code_names_it():
     # a manifest stays out even when configured: it is never the program's config
     configured = {f.location.path for f in da501.check(graph, {"config-files": ["*/k8s/*.yaml"]})}
     assert not any(p.endswith("k8s/api.yaml") for p in configured)
+
+
+def test_viper_keys_prefix_and_config_name():
+    # viper loads gateway.yaml (SetConfigName without extension) and reads env GW_<KEY>
+    # (SetEnvPrefix + key replacer): dead are the keys and the env name nothing asks for.
+    result = analyse("da501/viper_go")
+    assert rule_findings(result, "DA501") == [
+        ("DA501", "da501/viper_go/.env", 2),  # GW_SERVER_SHUTDOWN_TIMEOUT
+        ("DA501", "da501/viper_go/gateway.yaml", 5),  # server.write_timeout
+        ("DA501", "da501/viper_go/gateway.yaml", 7),  # upstream.dial_timeout
+    ]

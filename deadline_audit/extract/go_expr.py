@@ -389,6 +389,11 @@ class GoExprs:
         conv = cat.conversion(q)
         if conv is not None:
             return self.conv(conv, None, arg_nodes, at, store)
+        if name == "SetConfigName" and arg_nodes and arg_nodes[0].type == "interpreted_string_literal":
+            stem = unquote(self.text(arg_nodes[0]))  # viper: the file it loads, any extension
+            if stem and "/" not in stem and len(stem) < 100:
+                for ext in ("yaml", "yml", "json", "toml"):
+                    self.cfg_files[f"{stem}.{ext}"] = None
         if self.is_module(ip):
             args = [self.ex(a, store) for a in arg_nodes]
             return self.call_fact({"k": "fnref", "sym": "sym:go:" + q}, node, args, flag, at)
