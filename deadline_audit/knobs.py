@@ -68,6 +68,7 @@ class KnobIndex:
     files_named: set[str] = field(default_factory=set)  # config file paths the code names
     constants: set[str] = field(default_factory=set)  # UPPER_SNAKE names the code declares
     config_defaults: list[ConfigDefault] = field(default_factory=list)
+    name_globs: set[str] = field(default_factory=set)  # upper: env names built at run time
     _seen: set[tuple] = field(default_factory=set)
 
     def add_read(self, read: EnvRead) -> None:
@@ -85,6 +86,8 @@ class KnobIndex:
             return True
         if "__" in upper and upper.rsplit("__", 1)[-1].lower() in self.config_keys:
             return True  # pydantic-settings nested model: APP_DB__TIMEOUT -> a field `timeout`
+        if any(fnmatchcase(upper, glob) for glob in self.name_globs):
+            return True  # os.Getenv(svc + "_LEASE_TTL") may read it
         parts = upper.split("_")
         for i in range(1, min(len(parts) - 1, 3)):
             # a prefix the code spells (viper SetEnvPrefix("app"), envconfig.Process("app", …))
@@ -255,6 +258,9 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     helpers = _Helpers(graph, readers, body_env, body_calls)
 
     for e, path in env_exprs:
+        glob = _name_glob(e.get("name"))
+        if glob is not None:
+            idx.name_globs.add(glob)
         if _keyed_by_param(graph, e.get("name")):
             continue  # a helper's own read: resolved at each call site below
         ctx = Ctx(path)
@@ -292,6 +298,29 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
         for name in names:
             default = defaults.get(name, defaults.get(None))
             idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, f"helper {short}"))
+
+
+_PRINTF_VERB = re.compile(r"%[-+# 0-9.*]*[a-zA-Z%]")
+
+
+def _name_glob(name: Expr | None) -> str | None:
+    """A glob for an env name built at run time from literal parts: `svc + "_LEASE_TTL"`,
+    `fmt.Sprintf("%s_TIMEOUT", svc)`, `f"{svc}_TIMEOUT"`. None for a plain literal or when
+    too little of the name is literal to say anything (fewer than 4 literal characters)."""
+    if not name or name.get("k") == "str":
+        return None
+    k = name.get("k")
+    if k == "unknown" and name.get("glob"):
+        glob = name["glob"]
+    elif k == "op" and name.get("op") == "add":
+        glob = "".join(a["v"] if a.get("k") == "str" else "*" for a in name.get("args") or ())
+    elif k == "call" and (name.get("fn") or {}).get("name", "").endswith("Sprintf") and name.get("args") \
+            and name["args"][0].get("k") == "str":
+        glob = _PRINTF_VERB.sub("*", name["args"][0]["v"])
+    else:
+        return None
+    glob = re.sub(r"\*+", "*", glob).upper()
+    return glob if len(glob.replace("*", "")) >= 4 and "*" in glob else None
 
 
 def _enclosing_chain(graph: TimeoutGraph, function: str | None) -> list[str]:

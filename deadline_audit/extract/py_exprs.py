@@ -6,6 +6,7 @@ source (`py_positions`) depends on it.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -202,7 +203,11 @@ class ExprMixin:
                     chain = name_chain(part.expression)
                     if chain:
                         self.func.words.extend(chain)
-        return unknown("f-string")
+        # the literal parts as a glob (`f"{svc}_TIMEOUT"` -> "*_TIMEOUT"): DA501 takes an env
+        # var named by it as possibly read
+        glob = "".join(re.sub(r"[*?\[\]]", "?", p.value) if isinstance(p, cst.FormattedStringText) else "*"
+                       for p in node.parts)
+        return {**unknown("f-string"), "glob": re.sub(r"\*+", "*", glob)[:80]}
 
     def _concat(self: Extractor, node: cst.ConcatenatedString) -> Expr:
         # with an f-string part the whole concatenation is one f-string (inner positions skipped)
