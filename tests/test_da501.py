@@ -26,7 +26,8 @@ def test_dead_knobs_are_found_where_they_are_set_or_documented():
     # DEFAULT_UPLOAD_TIMEOUT in prose, names built at run time (f-string, fmt.Sprintf), `initial_interval` (no config file has it: an API
     # parameter), Go/SQL fences, the k8s manifest, the CI workflow, and web/.env (a JS app with
     # runtime dependencies sits there: its code, which we do not read, may use the names), and
-    # CHANGELOG.md (history names removed knobs on purpose).
+    # CHANGELOG.md (history names removed knobs on purpose), a YAML snippet of the probe (keys of
+    # a manifest, not of a config file the program loads).
 
 
 def test_messages_name_the_knob_and_how_it_is_promised():

@@ -24,7 +24,10 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     idx = knob_index(graph)
     patterns, exempt, _ = knob_settings(graph, options)
     seen: set[tuple[str, int, str]] = set()
-    config_leaves = {cv.key.rsplit(".", 1)[-1].lower() for f in graph.files.values() for cv in f.config_values}
+    loaded = loaded_config_files(graph, idx, options)
+    # a lowercase name in the docs documents a config key only when the program's own
+    # config has it (a README's Kubernetes or CI snippet documents someone else's keys)
+    config_leaves = {cv.key.rsplit(".", 1)[-1].lower() for p in loaded for cv in graph.files[p].config_values}
 
     def knob(name: str) -> bool:
         return matches(name, patterns) and not matches(name, exempt)
@@ -62,14 +65,14 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 if not knob(name.rsplit(".", 1)[-1]) or name in idx.constants:
                     continue
                 if not is_env_name(name) and name.rsplit(".", 1)[-1].lower() not in config_leaves:
-                    continue  # a lowercase name no config file has is an API parameter, not a knob
+                    continue  # a lowercase name no loaded config file has: an API parameter, not a knob
                 read = idx.env_read(name) if is_env_name(name) else idx.key_read(name)
                 if not read:
                     found = emit(name, Location(path, m.span.line, m.span.column, m.span.end_line, m.span.end_column),
                                  "documented here", f"env:{name}" if is_env_name(name) else f"cfg:*#{name}")
                     if found:
                         yield found
-    for path in loaded_config_files(graph, idx, options):
+    for path in loaded:
         for cv in graph.files[path].config_values:
             leaf = cv.key.rsplit(".", 1)[-1]
             if leaf.isdigit() or not knob(leaf) or idx.key_read(cv.key):
