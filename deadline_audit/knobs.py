@@ -46,6 +46,7 @@ class EnvRead:
     location: Location
     default: Any = None  # Quantity | str | None, as the graph resolves it
     via: str = "env read"  # env read | helper <name> | struct tag
+    consumer: tuple[Expr, str] | None = None  # the expression (and file) that consumes the value
 
 
 @dataclass
@@ -172,15 +173,17 @@ def _top_exprs(graph: TimeoutGraph) -> Iterator[tuple[Expr, str, str | None]]:
     for path, facts in graph.files.items():
         for b in facts.bindings:
             yield b.expr, path, b.function
-        for c in facts.calls:
-            yield {"k": "call", "fn": c.callee, "args": c.args, "kw": c.kw,
-                   "at": [c.span.line, c.span.column]}, path, c.function
         for site in facts.sites:
             if site.value is not None:
                 yield site.value, path, site.function
         for fn in facts.functions:
             for r in fn.returns:
                 yield r, path, fn.sym
+        # calls last: a call inside a binding or a return was walked there already, and
+        # the outer expression is the one that consumes its value
+        for c in facts.calls:
+            yield {"k": "call", "fn": c.callee, "args": c.args, "kw": c.kw,
+                   "at": [c.span.line, c.span.column]}, path, c.function
 
 
 def _walk(expr: Any, seen: set | None = None) -> list[Expr]:
@@ -214,8 +217,8 @@ def _walk(expr: Any, seen: set | None = None) -> list[Expr]:
 
 
 def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
-    env_exprs: list[tuple[Expr, str]] = []
-    call_exprs: list[tuple[Expr, str]] = []
+    env_exprs: list[tuple[Expr, str, Expr]] = []  # (expr, file, the top-level expr holding it)
+    call_exprs: list[tuple[Expr, str, Expr]] = []
     # per function (closures included in every function that encloses them): its env
     # reads and its calls, for the helper summaries below
     body_env: dict[str, list[Expr]] = {}
@@ -231,11 +234,11 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
         for e in _walk(top, walked):
             k = e.get("k")
             if k == "env":
-                env_exprs.append((e, path))
+                env_exprs.append((e, path, top))
                 for owner in owners:
                     body_env.setdefault(owner, []).append(e)
             elif k == "call":
-                call_exprs.append((e, path))
+                call_exprs.append((e, path, top))
                 kw = e.get("kw")
                 if kw:  # `f(lease_ttl=…)`
                     for key in kw:
@@ -257,7 +260,7 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
                 todo.append(caller)
     helpers = _Helpers(graph, readers, body_env, body_calls)
 
-    for e, path in env_exprs:
+    for e, path, top in env_exprs:
         glob = _name_glob(e.get("name"))
         if glob is not None:
             idx.name_globs.add(glob)
@@ -268,8 +271,8 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
         if isinstance(name, str) and name:
             at = e.get("at") or [1, 1]
             default = graph.value(e.get("default"), ctx, "default")
-            idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, "env read"))
-    for e, path in call_exprs:
+            idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, "env read", (top, path)))
+    for e, path, top in call_exprs:
         fn = e.get("fn") or {}
         ctx = Ctx(path)
         if (fn.get("k") == "ext" and fn.get("name", "").endswith(_PREFIX_CALLS)) or \
@@ -297,7 +300,7 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
         defaults = _helper_defaults(graph, e, ctx)
         for name in names:
             default = defaults.get(name, defaults.get(None))
-            idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, f"helper {short}"))
+            idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, f"helper {short}", (top, path)))
 
 
 _PRINTF_VERB = re.compile(r"%[-+# 0-9.*]*[a-zA-Z%]")
@@ -519,3 +522,24 @@ def config_defaults_for(idx: KnobIndex, dotted: str) -> list[ConfigDefault]:
             continue
         out.append(d)
     return out
+
+
+def consumed_seconds(graph: TimeoutGraph, read: EnvRead) -> tuple[float, float] | None:
+    """(effective, default) seconds of the expression that consumes this read, when that
+    expression depends on this one variable and both values carry a unit: the consuming
+    code's own unit (`time.Duration(n) * time.Millisecond`) and its own parsing (a helper
+    that ignores a bare number) then decide, not the name."""
+    if read.consumer is None:
+        return None
+    top, path = read.consumer
+    ctx = Ctx(path)
+    sources = {d[0] for d in graph.deps(top, ctx) if d[0].startswith("env:")}
+    if sources != {f"env:{read.name}"}:
+        return None
+    values = []
+    for scenario in ("effective", "default"):
+        value = graph.value(top, ctx, scenario)
+        if not isinstance(value, Quantity) or value.unit not in ("ns", "s"):
+            return None
+        values.append(value.to_seconds())
+    return values[0], values[1]

@@ -15,13 +15,15 @@ def test_drifted_knobs_are_reported_at_the_line_that_deploys_them():
         ("DA502", f"{TREE}/.env", 4),  # RELAY_DRAIN_TIMEOUT 45 vs env_float default 3.0: 15x
         ("DA502", f"{TREE}/deploy/.env", 2),  # RELAY_UPSTREAM_TIMEOUT: deploy/.env's 5m wins over 20s, 10x
         ("DA502", f"{TREE}/deploy/.env", 5),  # RELAY_PROXY_CONNECT_TIMEOUT (prefix relay_proxy_) 30 vs 2.0
+        ("DA502", f"{TREE}/deploy/.env", 7),  # RELAY_GRACE 5000 vs 500, milliseconds by the consuming code
         ("DA502", f"{TREE}/deploy/.env.production", 2),  # RELAY_SWEEP_INTERVAL_MS: only profile, 5000 vs 500
         ("DA502", f"{TREE}/worker/queues.yaml", 2),  # loaded file's 30m vs .get("visibility_timeout", 120)
     ]
     # silent: RELAY_IDLE_TIMEOUT (root 10m is 20x but deploy/.env's 45s wins), RELAY_POLL_INTERVAL
     # (9x), RELAY_BATCH_SIZE (not a timeout), RELAY_RENDER_TIMEOUT (staging 7200 loses to
     # production 150), RELAY_PROXY_READ_TIMEOUT (equal), .env.example (documentation),
-    # sweeper.ack_timeout (20 vs 30), RELAY_FLUSH_INTERVAL (10x, but a count: no unit anywhere).
+    # sweeper.ack_timeout (20 vs 30), RELAY_FLUSH_INTERVAL (10x, but a count: no unit anywhere),
+    # RELAY_HANDSHAKE_TIMEOUT=300 (lookupDuration ignores a bare number: 10 s is what runs).
 
 
 def test_message_names_the_winning_layer_both_values_and_the_default():
@@ -56,3 +58,9 @@ def test_config_key_against_the_default_the_code_applies_without_it():
     assert "sweeper.visibility_timeout is set to 30m" in f.message and "120 s" in f.message
     assert [rel(r.location) for r in f.related] == [(f"{TREE}/worker/queues.py", 7)]
     assert f.flow[0].node.endswith("queues.yaml#sweeper.visibility_timeout")
+
+
+def test_units_come_from_the_consuming_code():
+    f = finding_at(analyse(TREE), "DA502", "deploy/.env", 7)
+    assert "RELAY_GRACE is deployed as 5000 (5 s)" in f.message and "500 ms" in f.message
+    assert f.flow[0].value_seconds == 5.0 and f.flow[0].default_seconds == 0.5

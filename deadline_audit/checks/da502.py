@@ -16,7 +16,7 @@ from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.durations import Quantity
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import (EnvRead, compiled_defaults, config_defaults_for, knob_index, knob_settings, loaded_config_files,
+from deadline_audit.knobs import (EnvRead, compiled_defaults, config_defaults_for, consumed_seconds, knob_index, knob_settings, loaded_config_files,
                                   matches, seconds_of, has_unit, TIME_WORDS)
 
 RULE_ID, RULE_NAME, SEVERITY = "DA502", "default-drift", "info"
@@ -41,9 +41,17 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         defaults = compiled_defaults(graph, name)
         if not defaults or not _timeout_like(graph, name, raw, defaults, patterns):
             continue
-        far = [(r, s) for r, s in defaults if drift(s, deployed) >= ratio * (1 - 1e-9)]
+        far = []
+        for read, default in defaults:
+            measured = consumed_seconds(graph, read)
+            if measured is not None and measured[0] > 0 and measured[1] > 0:
+                deployed_here, default = measured  # in the consuming code's own unit
+            else:
+                deployed_here = deployed
+            if drift(default, deployed_here) >= ratio * (1 - 1e-9):
+                far.append((read, default, deployed_here))
         if far:
-            yield _finding(name, var, raw, layer, deployed, far)
+            yield _finding(name, var, raw, layer, far)
     yield from _config_drift(graph, options, ratio, patterns)
 
 
@@ -101,6 +109,8 @@ def _timeout_like(graph: TimeoutGraph, name: str, raw: str, defaults: list[tuple
         return True
     if any(isinstance(r.default, Quantity) and r.default.unit in ("ns", "s") for r, _ in defaults):
         return True
+    if any(consumed_seconds(graph, r) is not None for r, _ in defaults):
+        return True  # the code turns it into a duration (`time.Duration(n) * time.Millisecond`)
     return matches(name, patterns) and (
         has_unit(name, raw, [r.default for r, _ in defaults]) or matches(name, TIME_WORDS))
 
@@ -111,9 +121,8 @@ def _where(layer: Layer) -> str:
     return f"the env layer {layer.path}:{layer.line}"
 
 
-def _finding(name: str, var, raw: str, layer: Layer, deployed: float,
-             far: list[tuple[EnvRead, float]]) -> Finding:
-    read, default = far[0]
+def _finding(name: str, var, raw: str, layer: Layer, far: list[tuple[EnvRead, float, float]]) -> Finding:
+    read, default, deployed = far[0]
     factor = drift(default, deployed)
     direction = "larger" if deployed > default else "smaller"
     others = f" (and {len(far) - 1} more default(s))" if len(far) > 1 else ""
@@ -121,8 +130,8 @@ def _finding(name: str, var, raw: str, layer: Layer, deployed: float,
                f"{factor:.3g}\u00d7 {direction} than the compiled default {describe_seconds(default)} "
                f"({read.location.path}:{read.location.line}){others}: every run that misses the deployed value "
                f"(tests, local runs, a new environment) runs a different system.")
-    related = [Related(f"compiled default {describe_seconds(s)} ({r.via}), {drift(s, deployed):.3g}\u00d7 from "
-                       f"the deployed {describe_seconds(deployed)}", r.location) for r, s in far]
+    related = [Related(f"compiled default {describe_seconds(s)} ({r.via}), {drift(s, d):.3g}\u00d7 from "
+                       f"the deployed {describe_seconds(d)}", r.location) for r, s, d in far]
     loc = Location(layer.path, layer.line, 1)
     layers = tuple(var.layers) + tuple(var.profiles)
     flow = [FlowStep(node=f"env:{name}", label=name, value_seconds=deployed, location=loc, layers=layers,
