@@ -14,7 +14,7 @@ from typing import Any
 from deadline_audit.durations import Quantity, format_go_duration
 from deadline_audit.findings import Layer
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import compiled_defaults, config_defaults_for, knob_index, knob_settings, loaded_config_files, matches, seconds_of
+from deadline_audit.knobs import compiled_defaults, config_defaults_for, consumed_seconds, knob_index, knob_settings, loaded_config_files, matches, seconds_of
 
 INVENTORY_VERSION = 1
 
@@ -34,18 +34,26 @@ def build_inventory(graph: TimeoutGraph, options: dict | None = None) -> list[di
         seen.add(name.upper())
         var = graph.env.get(name)
         won = var.effective_raw() if var is not None else None
+        defaults = compiled_defaults(graph, name)
+        # seconds in the consuming code's unit where it decides (`time.Duration(n) * time.Millisecond`)
+        measured = {id(r): consumed_seconds(graph, r) for r, _ in defaults} if won else {}
+        effective = _effective(won[1], name, won[1].profile) if won else None
+        first = next((m for m in measured.values() if m is not None), None)
+        if effective is not None and first is not None:
+            effective["seconds"] = first[0]
         out.append({
             "kind": "env",
             "name": name,
             "node": f"env:{name}",
             "timeout_like": matches(name, patterns),
-            "effective": _effective(won[1], name, won[1].profile) if won else None,
+            "effective": effective,
             "layers": [_layer(lay, name) for lay in (var.layers if var else ())],
             "profiles": [_layer(p, name) for p in (var.profiles if var else ())],
             "documented": documented.get(name, []),
             "defaults": [{"path": r.location.path, "line": r.location.line, "column": r.location.column,
-                          "seconds": s, "raw": _raw(r.default), "via": r.via}
-                         for r, s in compiled_defaults(graph, name)],
+                          "seconds": measured[id(r)][1] if measured.get(id(r)) else s,
+                          "raw": _raw(r.default), "via": r.via}
+                         for r, s in defaults],
             "reads": [{"path": r.location.path, "line": r.location.line, "column": r.location.column, "via": r.via}
                       for r in idx.reads.get(name.upper(), ())],
             "read": idx.env_read(name),

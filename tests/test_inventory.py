@@ -29,6 +29,8 @@ def test_env_knob_with_layers_profiles_defaults_and_reads():
     render = inv["RELAY_RENDER_TIMEOUT"]
     assert render["effective"]["profile"] == "production" and render["effective"]["seconds"] == 150.0
     assert sorted((p["profile"], p["raw"]) for p in render["profiles"]) == [("production", "150"), ("staging", "7200")]
+    grace = inv["RELAY_GRACE"]  # milliseconds, as the consuming code says
+    assert grace["effective"]["seconds"] == 5.0 and [d["seconds"] for d in grace["defaults"]] == [0.5]
 
 
 def test_config_keys_of_loaded_files_and_unread_flags():
