@@ -5,17 +5,24 @@ default vs deployed value) and the inventory. Everything here is derived from th
 facts; nothing reaches back into the extractors.
 
 Env names read, case-insensitively (pydantic-settings is case-insensitive by default):
-- direct reads (`os.getenv`, `os.Getenv`, `os.environ[...]`, …: `env` exprs with a
-  constant name) and pydantic-settings fields (prefix × field name, aliases);
+- direct reads (`os.getenv`, `os.Getenv`, `os.environ[...]`, …: `env` exprs whose name
+  resolves) and pydantic-settings fields (prefix × field name, aliases);
 - calls of a helper whose result comes from an env read keyed by a parameter: the name
-  is resolved at each call site (`TimeoutGraph.deps` substitutes the arguments);
+  is resolved at each call site by substituting the arguments, through nested helpers
+  and closures (`_Helpers`);
 - Go struct tags `env:"…"` / `envconfig:"…"`, also under an `envconfig.Process("P", …)`
-  or viper `SetEnvPrefix("P")` prefix;
-- any string literal of the code equal to the name (precision first: a name the code
-  spells is treated as read, whatever reads it).
+  prefix (envconfig reads `P_NAME`, then `NAME`);
+- precision first, names the code may read without our resolving it: any string literal
+  equal to the name; a name made of a literal prefix and a read name (viper
+  `SetEnvPrefix("app")` + `server.read_timeout`); a name matching a run-time name's
+  literal parts (`svc + "_LEASE_TTL"`, `fmt.Sprintf("%s_TIMEOUT", …)`, f-strings);
+  a pydantic nested name (`APP_DB__TIMEOUT`) whose last part is a field.
 Config keys read: string literals (`.get("k")`, `["k"]`, viper/koanf getters), struct
-tags `yaml`/`json`/`toml`/`mapstructure`/`koanf`, field and attribute names (yaml.v3 and
-settings sections decode by field name).
+tags `yaml`/`json`/`toml`/`mapstructure`/`koanf`, field, attribute, variable and keyword
+names (yaml.v3 and settings sections decode by field name). A config file is loaded when
+the code names it (a literal path, an env value, a `default:` tag, viper SetConfigName).
+Compiled defaults: of each read (`os.getenv("X", "5")`, a helper's default argument, a
+settings field, a `default:` tag) and of config keys (`.get("k", 30)`, SetDefault).
 """
 
 from __future__ import annotations
