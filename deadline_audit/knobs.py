@@ -507,9 +507,13 @@ def loaded_config_files(graph: TimeoutGraph, idx: KnobIndex, options: dict) -> l
 
 
 def compiled_defaults(graph: TimeoutGraph, name: str) -> list[tuple[EnvRead, float]]:
-    """Every resolved, non-zero compiled default of the knob, in seconds."""
+    """Every resolved, non-zero compiled default of the knob, in seconds. Defaults in
+    test code (catalog tests.toml) are left out: tests pick small values on purpose."""
     out = []
+    tests = _test_files(graph)
     for read in knob_index(graph).reads.get(name.upper(), ()):
+        if tests(read.location.path):
+            continue
         seconds = seconds_of(read.default, name)
         if seconds is not None and seconds > 0:
             out.append((read, seconds))
@@ -550,3 +554,21 @@ def consumed_seconds(graph: TimeoutGraph, read: EnvRead) -> tuple[float, float] 
             return None
         values.append(value.to_seconds())
     return values[0], values[1]
+
+
+def _test_files(graph: TimeoutGraph):
+    cached = graph.__dict__.get("_knob_test_files")
+    if cached is None:
+        import pathspec
+
+        patterns = list(graph.catalog.file("tests").get("tests", {}).get("patterns", ()))
+        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        memo: dict[str, bool] = {}
+
+        def cached(path: str) -> bool:
+            if path not in memo:
+                memo[path] = spec.match_file(path)
+            return memo[path]
+
+        graph.__dict__["_knob_test_files"] = cached
+    return cached

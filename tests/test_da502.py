@@ -23,7 +23,8 @@ def test_drifted_knobs_are_reported_at_the_line_that_deploys_them():
     # (9x), RELAY_BATCH_SIZE (not a timeout), RELAY_RENDER_TIMEOUT (staging 7200 loses to
     # production 150), RELAY_PROXY_READ_TIMEOUT (equal), .env.example (documentation),
     # sweeper.ack_timeout (20 vs 30), RELAY_FLUSH_INTERVAL (10x, but a count: no unit anywhere),
-    # RELAY_HANDSHAKE_TIMEOUT=300 (lookupDuration ignores a bare number: 10 s is what runs).
+    # RELAY_HANDSHAKE_TIMEOUT=300 (lookupDuration ignores a bare number: 10 s is what runs),
+    # RELAY_PROXY_READ_TIMEOUT (the 0.5 default in a test is not a compiled default).
 
 
 def test_message_names_the_winning_layer_both_values_and_the_default():
