@@ -6,6 +6,7 @@ Checks produce `Finding`s; the pipeline adds input errors and a summary; reporte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
@@ -100,4 +101,11 @@ class AnalysisResult:
     findings: list[Finding]
     errors: list[InputError]
     summary: Summary
-    inventory: list[dict] | None = None  # env/config knobs (inventory.py), plain JSON-able data
+    # env/config knobs (inventory.py): plain JSON-able data, or a function that builds it
+    # when a reporter asks (the pipeline defers it: only JSON output carries it)
+    inventory: list[dict] | Callable[[], list[dict] | None] | None = None
+
+    def knob_inventory(self) -> list[dict] | None:
+        if callable(self.inventory):
+            self.inventory = self.inventory()
+        return self.inventory

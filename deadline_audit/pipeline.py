@@ -131,15 +131,21 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
                           inventory=_inventory(result, config))
 
 
-def _inventory(result: Build, config: Config) -> list[dict] | None:
-    """The knob inventory (SPEC §5 additive field); never loses the run."""
-    from deadline_audit.inventory import build_inventory
+def _inventory(result: Build, config: Config):
+    """The knob inventory (SPEC §5 additive field), built when a reporter asks for it
+    (only JSON does); never loses the run."""
 
-    try:
-        return build_inventory(result.graph, config.rule_options.get("DA501", {}))
-    except Exception as exc:
-        result.errors.append(InputError("", f"internal error while building the inventory: {type(exc).__name__}: {exc}"))
-        return None
+    def build_it() -> list[dict] | None:
+        from deadline_audit.inventory import build_inventory
+
+        try:
+            return build_inventory(result.graph, config.rule_options.get("DA501", {}))
+        except Exception as exc:
+            result.errors.append(InputError("", f"internal error while building the inventory: "
+                                                f"{type(exc).__name__}: {exc}"))
+            return None
+
+    return build_it
 
 
 # -- planning: where each file sits (Go module, Python package) ----------------------

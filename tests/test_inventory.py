@@ -15,7 +15,7 @@ SCHEMA = Path(__file__).resolve().parent.parent / "deadline_audit" / "schemas" /
 
 
 def by_name(result):
-    return {e["name"]: e for e in result.inventory}
+    return {e["name"]: e for e in result.knob_inventory()}
 
 
 def test_env_knob_with_layers_profiles_defaults_and_reads():
@@ -34,7 +34,7 @@ def test_env_knob_with_layers_profiles_defaults_and_reads():
 
 
 def test_config_keys_of_loaded_files_and_unread_flags():
-    inv = analyse("da501/platform").inventory
+    inv = analyse("da501/platform").knob_inventory()
     keys = {e["name"]: e for e in inv if e["kind"] == "config"}
     assert keys["stages.probe.deadline"]["read"] is True
     assert keys["stages.encode.stall_timeout"]["read"] is False

@@ -78,6 +78,7 @@ def result_dict(result: AnalysisResult) -> dict[str, Any]:
         by_rule[f.rule_id] = by_rule.get(f.rule_id, 0) + 1
         by_severity[f.severity] = by_severity.get(f.severity, 0) + 1
     s = result.summary
+    inventory = result.knob_inventory()  # first: building it may add an error
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "deadline-audit", "version": __version__},
@@ -93,7 +94,7 @@ def result_dict(result: AnalysisResult) -> dict[str, Any]:
             "baselined": s.baselined,
             "elapsed_s": round(s.elapsed_s, 3),
         },
-        **({"inventory": result.inventory} if result.inventory is not None else {}),
+        **({"inventory": inventory} if inventory is not None else {}),
     }
 
 
