@@ -30,7 +30,13 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     config_leaves = {cv.key.rsplit(".", 1)[-1].lower() for p in loaded for cv in graph.files[p].config_values}
 
     def knob(name: str) -> bool:
+        """An env knob: a knob name that no library or runtime owns."""
         return matches(name, patterns) and not matches(name, exempt)
+
+    def key_knob(dotted: str) -> bool:
+        """A config key: judged by its last component (`exempt` lists env names)."""
+        leaf = dotted.rsplit(".", 1)[-1]
+        return not leaf.isdigit() and matches(leaf, patterns)
 
     def emit(name: str, loc: Location, how: str, node: str) -> Finding | None:
         key = (loc.path, loc.line, name)
@@ -62,20 +68,20 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 continue
             for m in facts.knob_mentions:
                 name = m.name
-                if not knob(name.rsplit(".", 1)[-1]) or name in idx.constants:
+                env = is_env_name(name)
+                if not (knob(name) if env else key_knob(name)) or name in idx.constants:
                     continue
-                if not is_env_name(name) and name.rsplit(".", 1)[-1].lower() not in config_leaves:
+                if not env and name.rsplit(".", 1)[-1].lower() not in config_leaves:
                     continue  # a lowercase name no loaded config file has: an API parameter, not a knob
-                read = idx.env_read(name) if is_env_name(name) else idx.key_read(name)
+                read = idx.env_read(name) if env else idx.key_read(name)
                 if not read:
                     found = emit(name, Location(path, m.span.line, m.span.column, m.span.end_line, m.span.end_column),
-                                 "documented here", f"env:{name}" if is_env_name(name) else f"cfg:*#{name}")
+                                 "documented here", f"env:{name}" if env else f"cfg:*#{name}")
                     if found:
                         yield found
     for path in loaded:
         for cv in graph.files[path].config_values:
-            leaf = cv.key.rsplit(".", 1)[-1]
-            if leaf.isdigit() or not knob(leaf) or idx.key_read(cv.key):
+            if not key_knob(cv.key) or idx.key_read(cv.key):
                 continue
             found = emit(cv.key, Location(path, cv.span.line, cv.span.column, cv.span.end_line, cv.span.end_column),
                          "set in this config file, which the program loads", f"cfg:{path}#{cv.key}")
@@ -83,17 +89,14 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 yield found
 
 
-# Manifests of code in languages the analyser does not read: a knob next to them may be
-# read there. Recognised by a runtime dependency table (tool-only package.json files,
-# with devDependencies alone, do not count).
-_FOREIGN_MANIFESTS = {"package.json": "dependencies.", "Cargo.toml": "dependencies.", "deno.json": "imports."}
-
-
 def _foreign_code_roots(graph: TimeoutGraph) -> list[str]:
+    """Folders holding an app in a language the analyser does not read (catalog
+    `foreign_manifests`: a manifest with a runtime dependency table)."""
+    manifests = graph.catalog.file("knobs").get("knobs", {}).get("foreign_manifests", {})
     roots = []
     for path, facts in graph.files.items():
         name = path.rsplit("/", 1)[-1]
-        prefix = _FOREIGN_MANIFESTS.get(name)
+        prefix = manifests.get(name)
         if prefix and any(cv.key.startswith(prefix) for cv in facts.config_values):
             roots.append(path[: -len(name)])
     return roots
