@@ -477,9 +477,25 @@ def matches(name: str, patterns: list[str] | tuple[str, ...]) -> bool:
 
 # -- settings, loaded files and compiled defaults shared by DA501, DA502 and the inventory
 
+def knob_catalog(graph: TimeoutGraph) -> dict[str, Any]:
+    """rules/catalog/knobs.toml's `[knobs]` table with the user's extensions
+    (`[tool.deadline-audit.catalog.knobs]`: lists are appended, tables merged)."""
+    raw = graph.catalog.file("knobs")
+    data = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+            for k, v in raw.get("knobs", {}).items()}
+    for key, value in raw.items():
+        if key == "knobs":
+            continue
+        if isinstance(value, list):
+            data[key] = list(data.get(key, [])) + value
+        elif isinstance(value, dict):
+            data[key] = {**data.get(key, {}), **value}
+    return data
+
+
 def knob_settings(graph: TimeoutGraph, options: dict) -> tuple[list[str], list[str], list[str]]:
     """(patterns, exempt, not-program-config globs): catalog data plus the options."""
-    data = graph.catalog.file("knobs").get("knobs", {})
+    data = knob_catalog(graph)
     patterns = list(data.get("patterns", ())) + list(options.get("patterns", ()))
     exempt = list(data.get("exempt", ())) + list(options.get("exempt", ()))
     return patterns, exempt, list(data.get("not_program_config", ()))
@@ -488,7 +504,7 @@ def knob_settings(graph: TimeoutGraph, options: dict) -> tuple[list[str], list[s
 def loaded_config_files(graph: TimeoutGraph, idx: KnobIndex, options: dict) -> list[str]:
     """Config files the program loads: named by code (or configured with the
     `config-files` option), and not a CI workflow, manifest or tool file."""
-    data = graph.catalog.file("knobs").get("knobs", {})
+    data = knob_catalog(graph)
     excluded = list(data.get("not_program_config", ()))
     manifest_keys = set(data.get("manifest_keys", ()))
     configured = list(options.get("config-files", ()))

@@ -6,7 +6,7 @@ program's configuration (a Kubernetes manifest, a CI workflow)."""
 
 from __future__ import annotations
 
-from analysis_support import analyse, finding_at, rule_findings
+from analysis_support import FIXTURES, analyse, finding_at, rule_findings
 
 TREE = "da501/platform"
 
@@ -77,3 +77,19 @@ def test_viper_keys_prefix_and_config_name():
         ("DA501", "da501/viper_go/gateway.yaml", 5),  # server.write_timeout
         ("DA501", "da501/viper_go/gateway.yaml", 7),  # upstream.dial_timeout
     ]
+
+
+def test_catalog_extension_from_configuration(tmp_path, monkeypatch):
+    import shutil
+
+    from deadline_audit import pipeline
+    from deadline_audit.config import load_config
+
+    root = tmp_path / "platform"
+    shutil.copytree(FIXTURES / TREE, root)
+    (root / "pyproject.toml").write_text(
+        '[tool.deadline-audit.catalog.knobs]\nexempt = ["XCODE_SEGMENT_*"]\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = pipeline.analyse([root], load_config([root]), use_cache=False)
+    lines = {(f.location.path, f.location.line) for f in result.findings if f.rule_id == "DA501"}
+    assert ("platform/.env", 3) not in lines and ("platform/.env.example", 2) in lines

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from deadline_audit.extract.markdown import is_env_name
 from deadline_audit.findings import Finding, FlowStep, Location
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import knob_index, knob_settings, loaded_config_files, matches
+from deadline_audit.knobs import knob_catalog, knob_index, knob_settings, loaded_config_files, matches
 
 RULE_ID, RULE_NAME, SEVERITY = "DA501", "dead-timeout-knob", "warning"
 
@@ -49,7 +49,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                        flow=[FlowStep(node=node, label=name, location=loc)])
 
     foreign = _foreign_code_roots(graph)
-    history = list(graph.catalog.file("knobs").get("knobs", {}).get("not_documentation", ()))
+    history = list(knob_catalog(graph).get("not_documentation", ()))
     for path, facts in sorted(graph.files.items()):
         if facts.kind in ("env", "markdown") and _under(path, foreign):
             continue  # code we do not analyse (a JS or Rust app) may read these names
@@ -92,7 +92,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 def _foreign_code_roots(graph: TimeoutGraph) -> list[str]:
     """Folders holding an app in a language the analyser does not read (catalog
     `foreign_manifests`: a manifest with a runtime dependency table)."""
-    manifests = graph.catalog.file("knobs").get("knobs", {}).get("foreign_manifests", {})
+    manifests = knob_catalog(graph).get("foreign_manifests", {})
     roots = []
     for path, facts in graph.files.items():
         name = path.rsplit("/", 1)[-1]
