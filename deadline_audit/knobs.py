@@ -65,6 +65,7 @@ class ConfigDefault:
     parent: str | None  # the enclosing key when the receiver is `x.get("parent", {})` / `x["parent"]`
     location: Location
     default: Any = None
+    go_duration: bool = False  # a Go `time.Duration` field: a bare number decodes as nanoseconds
 
 
 @dataclass
@@ -133,6 +134,7 @@ def knob_index(graph: TimeoutGraph) -> KnobIndex:
 def _build(graph: TimeoutGraph) -> KnobIndex:
     idx = KnobIndex()
     tagged: list[tuple[str, Any, str]] = []
+    key_tagged: list[tuple[str, Any, str]] = []  # struct fields named by a yaml/json/toml tag
     for facts in graph.files.values():
         if facts.kind not in ("go", "python"):
             if facts.kind == "env":  # `APP_CONFIG=/etc/app/config.yaml` names a file too
@@ -160,6 +162,7 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
                 tagged.append((sym, decl, name))
             elif tag in _KEY_TAGS:
                 idx.config_keys.add(name.lower())
+                key_tagged.append((sym, decl, name))
             elif tag == "default" and _CONFIG_FILE.match(name):
                 idx.files_named.add(name)
     _collect_reads(graph, idx)
@@ -170,7 +173,35 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
         loc = Location(graph.decl_path[sym], decl.span.line, decl.span.column)
         for full in [name, *(p + name.upper() for p in sorted(idx.env_prefixes))]:
             idx.add_read(EnvRead(full, loc, default, "struct tag"))
+    _field_defaults(graph, idx, key_tagged)
     return idx
+
+
+def _field_defaults(graph: TimeoutGraph, idx: KnobIndex, tagged: list[tuple[str, Any, str]]) -> None:
+    """Values the code gives a config struct's field before or instead of the file's
+    (`cfg := Config{LeaseTTL: 30 * time.Second}` then decode, `if c.TTL == 0 { c.TTL = … }`):
+    compiled defaults of the key its tag names. The parent key is the tag of the one field
+    that holds the struct, when there is one."""
+    holders: dict[str, set[str]] = {}
+    for sym, decl, name in tagged:
+        if decl.type:
+            holders.setdefault(decl.type, set()).add(name)
+    for sym, decl, name in tagged:
+        owner = sym.split(":", 2)[-1].rsplit(".", 1)[0]
+        parents = holders.get(owner, set())
+        parent = next(iter(parents)) if len(parents) == 1 else None
+        for binding, path in graph.bindings.get(sym, ())[:16]:
+            if _test_files(graph)(path):
+                continue
+            if any(e.get("k") in ("env", "cfg", "item") for e in _walk(binding.expr)):
+                continue  # a value read from somewhere, not a compiled one
+            value = graph.value(binding.expr, Ctx(path), "default")
+            if isinstance(value, Quantity) and value.value > 0:
+                loc = Location(path, binding.span.line, binding.span.column)
+                key = ("field", name, path, binding.span.line)
+                if key not in idx._seen:
+                    idx._seen.add(key)
+                    idx.config_defaults.append(ConfigDefault(name, parent, loc, value, decl.type == "time.Duration"))
 
 
 # -- env reads with their defaults ----------------------------------------------------

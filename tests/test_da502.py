@@ -65,3 +65,14 @@ def test_units_come_from_the_consuming_code():
     f = finding_at(analyse(TREE), "DA502", "deploy/.env", 7)
     assert "RELAY_GRACE is deployed as 5000 (5 s)" in f.message and "500 ms" in f.message
     assert f.flow[0].value_seconds == 5.0 and f.flow[0].default_seconds == 0.5
+
+
+def test_go_config_struct_defaults_against_the_loaded_yaml():
+    # defaults set in a composite literal before yaml.Unmarshal are the compiled defaults
+    # of the keys the fields' tags name; the parent key comes from the holding field's tag
+    result = analyse("da502/goyaml")
+    assert rule_findings(result, "DA502") == [("DA502", "da502/goyaml/config/app.yaml", 5)]
+    f = finding_at(result, "DA502", "app.yaml", 5)
+    assert "worker.lease_ttl is set to 10m" in f.message and "30 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da502/goyaml/internal/settings/settings.go", 31)]
+    # silent: read_timeout (equal), shutdown_grace (1.5x), poll_interval (2x)

@@ -61,7 +61,12 @@ def _config_drift(graph: TimeoutGraph, options: dict, ratio: float, patterns: li
     idx = knob_index(graph)
     if not idx.config_defaults:
         return
-    for path in loaded_config_files(graph, idx, options):
+    loaded = loaded_config_files(graph, idx, options)
+    leaves: dict[str, int] = {}
+    for path in loaded:
+        for cv in graph.files[path].config_values:
+            leaves[cv.key.rsplit(".", 1)[-1]] = leaves.get(cv.key.rsplit(".", 1)[-1], 0) + 1
+    for path in loaded:
         for cv in graph.files[path].config_values:
             parts = cv.key.split(".")
             leaf = parts[-1]
@@ -74,6 +79,10 @@ def _config_drift(graph: TimeoutGraph, options: dict, ratio: float, patterns: li
                 continue
             far = []
             for d in config_defaults_for(idx, cv.key):
+                if d.go_duration and cv.is_number:
+                    continue  # decoded as nanoseconds: DA403's finding, not a drift
+                if d.parent is None and "." not in d.key and leaves.get(leaf, 0) > 1:
+                    continue  # which of the keys named like this does the default belong to?
                 seconds = seconds_of(d.default, leaf)
                 if seconds and seconds > 0 and drift(seconds, deployed) >= ratio * (1 - 1e-9):
                     far.append((d, seconds))
