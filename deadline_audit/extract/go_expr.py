@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from deadline_audit.extract.go_text import CONFIG_FILE_RE, KEY_LITERAL_RE, parse_number, selector_parts, unquote
+from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE, parse_number, selector_parts, unquote
 from deadline_audit.facts import CallFact, Expr, SiteFact
 
 if TYPE_CHECKING:
@@ -118,6 +118,8 @@ class GoExprs:
             self.cfg_files[v] = None
         elif KEY_LITERAL_RE.match(v):
             self.key_literals[v] = None
+        elif (m := ENV_ASSIGN_LITERAL_RE.match(v)) is not None:
+            self.key_literals[m.group(1)] = None
         return {"k": "str", "v": v, "at": self.at(node)}
 
     def e_nil(self, node: Any, store: Expr | None) -> Expr:

@@ -178,6 +178,8 @@ def default_alias(import_path: str) -> str:
 CONFIG_FILE_RE = re.compile(r"^[\w./-]+\.(?:ya?ml|toml|json)$")
 # A string literal that may name a config key or an env var (DA501: "code names it").
 KEY_LITERAL_RE = re.compile(r"^[A-Za-z_][\w.-]{1,99}$")
+# `"WORKER_TIMEOUT=" + v`, `"WORKER_TIMEOUT=%s"`: an env var the code sets for a child process
+ENV_ASSIGN_LITERAL_RE = re.compile(r"^([A-Z][A-Z0-9_]{2,99})=")
 
 
 # --- catalog index ---------------------------------------------------------------------

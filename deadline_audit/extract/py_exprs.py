@@ -13,7 +13,7 @@ import libcst as cst
 
 from deadline_audit.extract.py_scope import Entry, lookup
 from deadline_audit.facts import Binding, CallFact, Expr, SiteFact, Span
-from deadline_audit.extract.go_text import CONFIG_FILE_RE, KEY_LITERAL_RE
+from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE
 
 if TYPE_CHECKING:
     from deadline_audit.extract.py_walker import Extractor
@@ -191,6 +191,8 @@ class ExprMixin:
                 self.facts.config_files_named.append(value)
             elif KEY_LITERAL_RE.match(value):
                 self.facts.config_keys_read.append(value)
+            elif (m := ENV_ASSIGN_LITERAL_RE.match(value)) is not None:
+                self.facts.config_keys_read.append(m.group(1))  # `"WORKER_TIMEOUT=30"` for a child
         return {"k": "str", "v": value}
 
     def _fstring(self: Extractor, node: cst.FormattedString) -> Expr:
