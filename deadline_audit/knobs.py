@@ -79,6 +79,7 @@ class KnobIndex:
     config_defaults: list[ConfigDefault] = field(default_factory=list)
     name_globs: set[str] = field(default_factory=set)  # upper: env names built at run time
     _seen: set[tuple] = field(default_factory=set)
+    _by_base: dict[str, list[str]] | None = None
 
     def add_read(self, read: EnvRead) -> None:
         """Record a read once per (name, file, line)."""
@@ -112,12 +113,17 @@ class KnobIndex:
 
     def loads(self, path: str) -> bool:
         """Does the code name this config file (by its path's tail, or its base name)?"""
-        for named in self.files_named:
-            named = named.lstrip("./") if not named.startswith("/") else named
+        if self._by_base is None:
+            self._by_base = {}
+            for named in self.files_named:
+                self._by_base.setdefault(basename(named), []).append(named)
+        for named in self._by_base.get(basename(path), ()):
+            if named.startswith("./"):
+                named = named[2:]
             if "/" in named and not named.startswith("/"):
                 if path == named or path.endswith("/" + named):
                     return True
-            elif basename(named) == basename(path):
+            else:
                 return True
         return False
 
