@@ -118,8 +118,7 @@ class KnobIndex:
             for named in self.files_named:
                 self._by_base.setdefault(basename(named), []).append(named)
         for named in self._by_base.get(basename(path), ()):
-            if named.startswith("./"):
-                named = named[2:]
+            named = re.sub(r"^(?:\.\.?/)+", "", named)  # "./x.yaml", "../config/x.yaml"
             if "/" in named and not named.startswith("/"):
                 if path == named or path.endswith("/" + named):
                     return True
