@@ -165,6 +165,8 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
                 continue
             if tag in _ENV_TAGS:
                 tagged.append((sym, decl, name))
+            elif tag == "envPrefix":  # caarlos0/env: a nested struct's variables are PREFIX + tag
+                idx.env_prefixes.add(name.upper())
             elif tag in _KEY_TAGS:
                 idx.config_keys.add(name.lower())
                 key_tagged.append((sym, decl, name))
