@@ -59,3 +59,13 @@ def test_inventory_reaches_timeout_sites_and_validates_against_the_schema(tmp_pa
     assert model["effective"]["seconds"] == 1800.0
     assert model["sites"], "MODEL_TIMEOUT feeds the model client's deadline"
     assert all(s["role"] for s in model["sites"])
+
+
+def test_inventory_of_every_knob_fixture_validates(monkeypatch):
+    monkeypatch.chdir(FIXTURES)
+    schema = json.loads(SCHEMA.read_text())
+    for tree in ("da501/platform", "da501/viper_go", "da502/layered", "da502/goyaml"):
+        out = CliRunner().invoke(app, ["check", "--no-cache", "--format", "json", "--exit-zero", tree])
+        data = json.loads(out.stdout)
+        jsonschema.validate(data, schema)
+        assert data["inventory"], tree
