@@ -41,6 +41,7 @@ from deadline_audit.graph import Ctx, TimeoutGraph
 _ENV_TAGS = ("env", "envconfig")
 _KEY_TAGS = ("yaml", "json", "toml", "mapstructure", "koanf", "hcl")
 _CONFIG_FILE = re.compile(r"^[\w./-]+\.(?:ya?ml|toml|json)$")
+_INTERPOLATION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _PREFIX_CALLS = ("envconfig.Process", "envconfig.MustProcess", "SetEnvPrefix")
 
@@ -144,6 +145,9 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
         if facts.kind not in ("go", "python"):
             if facts.kind == "env":  # `APP_CONFIG=/etc/app/config.yaml` names a file too
                 idx.files_named.update(v.raw for v in facts.env_values if _CONFIG_FILE.match(v.raw))
+            for cv in facts.config_values:  # `command: ["--lease", "${LEASE_TTL}"]` in compose/CI
+                if "$" in cv.raw:
+                    idx.env_names.update(m.group(1).upper() for m in _INTERPOLATION.finditer(cv.raw))
             continue
         idx.env_names.update(n.upper() for n in facts.env_names_read)
         for literal in facts.config_keys_read:

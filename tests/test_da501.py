@@ -24,7 +24,8 @@ def test_dead_knobs_are_found_where_they_are_set_or_documented():
     # silent: helper reads with a prefix (Go fromEnv, Python env_seconds), envconfig prefix
     # xcode + PROBE_TIMEOUT, pydantic prefix UPLOADS_, OTEL_*/GOMAXPROCS/UVICORN_*, the constant
     # DEFAULT_UPLOAD_TIMEOUT in prose, names built at run time (f-string, fmt.Sprintf), a name
-    # the code sets for a child process (XCODE_PACKAGER_TIMEOUT=), `initial_interval` (no config file has it: an API
+    # the code sets for a child process (XCODE_PACKAGER_TIMEOUT=), one docker-compose passes
+    # on as a flag (XCODE_DRAIN_TIMEOUT), compose healthcheck keys, `initial_interval` (no config file has it: an API
     # parameter), Go/SQL fences, the k8s manifest, the CI workflow, and web/.env (a JS app with
     # runtime dependencies sits there: its code, which we do not read, may use the names), and
     # CHANGELOG.md (history names removed knobs on purpose), a YAML snippet of the probe (keys of
