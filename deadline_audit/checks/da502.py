@@ -1,11 +1,16 @@
-"""DA502 default-drift: a timeout knob whose effective deployed value (env layers and
-profiles, SPEC §2) and a compiled default differ by `ratio` (10) or more, either way.
+"""DA502 default-drift: a timeout knob whose effective deployed value and a compiled
+default differ by `ratio` (10) or more, either way.
 
-One finding per knob, at the env line that deploys the effective value; related: every
-compiled default (env read default, pydantic-settings field default, a helper's default
-argument, an envconfig `default:` tag) that differs that much. Knobs are timeout-like by
-name (catalog patterns), or feed a timeout site, or carry a Go duration default. Values
-of 0 and unresolved values are never compared.
+Env knobs: the effective value of the env layers and profiles (SPEC §2) against every
+compiled default the code applies when the variable is unset (an env read's default, a
+pydantic-settings field default, a helper's default argument, an envconfig `default:`
+tag; defaults in test code are left out). One finding per knob at the env line that
+deploys the effective value; related: every default that differs that much. Values are
+compared in the unit of the expression that consumes the read when it depends on that
+knob alone (knobs.consumed_seconds), else by the name's unit (seconds, `_MS`).
+Config keys of loaded files: their value against the code's default for the key
+(`.get(key, default)`, SetDefault, a value set on a Go config struct's tagged field).
+Only durations are compared (`_timeout_like`); 0 and unresolved values never are.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.durations import Quantity
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import (EnvRead, compiled_defaults, config_defaults_for, consumed_seconds, knob_index, knob_settings, loaded_config_files,
-                                  matches, seconds_of, has_unit, TIME_WORDS)
+from deadline_audit.knobs import (
+    TIME_WORDS, EnvRead, compiled_defaults, config_defaults_for, consumed_seconds, has_unit, knob_index,
+    knob_settings, loaded_config_files, matches, seconds_of)
 
 RULE_ID, RULE_NAME, SEVERITY = "DA502", "default-drift", "info"
 
