@@ -16,8 +16,6 @@ from deadline_audit.findings import Layer
 from deadline_audit.graph import TimeoutGraph
 from deadline_audit.knobs import compiled_defaults, config_defaults_for, consumed_seconds, knob_index, knob_settings, loaded_config_files, matches, seconds_of
 
-INVENTORY_VERSION = 1
-
 
 def build_inventory(graph: TimeoutGraph, options: dict | None = None) -> list[dict[str, Any]]:
     options = options or {}
