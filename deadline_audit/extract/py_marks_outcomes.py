@@ -1,0 +1,476 @@
+"""Marker pass: classifiers of outcomes and what each branch records (DA301, DA302).
+
+Writes on `FunctionFact.markers` (positions 1-based; see `outcome_marks.py` for the shape
+shared with Go):
+- `{"m": "classifier", "form", "line", "col", "branches": [...], "scope": [words]}` for a
+  `match`, an `if`/`elif` chain (or a run of `if …: return` followed by a `return`), a
+  `try` with two or more `except` clauses (or one on a timeout), `table.get(code, default)`
+  on a module-level dict, and a loop over a module-level table of `(type, state)` pairs
+  ending in `return`. Each branch: `inputs` (test texts), `names` (qualified names in
+  the test: exception types, members), `fallback` (`case _:`, final `else`, `except
+  Exception:`, the `.get` default, the return after the loop), `line`/`col` (the branch,
+  or the table entry) and `outcomes` (what the branch returns, assigns or passes to a
+  call, in order).
+- `{"m": "records", "outcomes": [...]}`: what the function's body records unconditionally
+  (its top-level assignments and calls), so that a helper called from a branch can be
+  understood by its body (`mark_failed(job)`).
+- `{"m": "timeout_test", "names": [...]}`: the function returns a test on an exception
+  type (`return isinstance(exc, (httpx.ReadTimeout, …))`).
+
+Names are qualified through the module's imports; a name defined in the module is
+prefixed with the module (`sym:py:<module>.<Name>`); the graph matches them to decls.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from deadline_audit.extract.py_marks import MarkContext, Walker
+from deadline_audit.facts import Expr, FunctionFact
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_WORD = re.compile(r"[A-Za-z]+")
+_MAX_OUTCOMES = 6
+
+
+def register(ctx: MarkContext, walker: Walker):
+    if not ctx.facts.functions:
+        return None
+    cat = ctx.catalog.file("outcomes")
+    nouns = set(cat.get("scope", {}).get("work_nouns", ()))
+    module = ctx.facts.module or ""
+    state = _State(ctx, module, nouns)
+
+    def enter_module(node: ast.Module) -> None:
+        state.module_doc = _doc_words(node, nouns)
+        for stmt in node.body:
+            state.collect_toplevel(stmt)
+
+    def enter_fn(node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        fn = state.fact_for(node)
+        if fn is not None:
+            _Function(state, fn, node).run()
+
+    def enter_class(node: ast.ClassDef) -> None:
+        state.class_at[node.lineno] = node.name
+        for stmt in node.body:
+            if isinstance(stmt, _FUNCS):
+                state.owner[id(stmt)] = node.name
+
+    walker.enter(ast.Module, enter_module)
+    walker.enter(ast.ClassDef, enter_class)
+    walker.enter(_FUNCS, enter_fn)
+    return None
+
+
+class _State:
+    def __init__(self, ctx: MarkContext, module: str, nouns: set[str]) -> None:
+        self.ctx = ctx
+        self.module = module
+        self.nouns = nouns
+        self.module_doc: list[str] = []
+        self.defined: set[str] = set()  # module-level names (classes, functions, constants)
+        self.tables: dict[str, ast.expr] = {}  # module-level dict/list/tuple tables
+        self.class_at: dict[int, str] = {}
+        self.relative: dict[str, str] = {}  # `from .states import RunState`
+        self.owner: dict[int, str] = {}
+        self._fns: dict[tuple[int, str], FunctionFact] = {}
+        for fn in ctx.facts.functions:
+            self._fns.setdefault((fn.span.line, fn.sym.rsplit(".", 1)[-1]), fn)
+
+    def fact_for(self, node: ast.AST) -> FunctionFact | None:
+        fn = self._fns.get((node.lineno, node.name))
+        if fn is None and node.decorator_list:
+            fn = self._fns.get((node.decorator_list[0].lineno, node.name))
+        return fn
+
+    def collect_toplevel(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.ClassDef, *_FUNCS)):
+            self.defined.add(stmt.name)
+            return
+        targets: list[ast.expr] = []
+        value = None
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        for t in targets:
+            if isinstance(t, ast.Name):
+                self.defined.add(t.id)
+                if isinstance(value, (ast.Dict, ast.List, ast.Tuple)):
+                    self.tables[t.id] = value
+        if isinstance(stmt, ast.ImportFrom) and stmt.level:
+            base = self.module.split(".") if self.module else []
+            keep = len(base) - stmt.level + (1 if self.ctx.facts.path.endswith("__init__.py") else 0)
+            if keep >= 0:
+                pkg = ".".join(base[:keep] + ([stmt.module] if stmt.module else []))
+                for a in stmt.names:
+                    self.relative[a.asname or a.name] = f"{pkg}.{a.name}" if pkg else a.name
+
+    # -- expressions -----------------------------------------------------------------
+    def dotted(self, node: ast.AST) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+
+    def qualify(self, dotted: str) -> str | None:
+        """`httpx.ReadTimeout` / `RunState.FAILED` → qualified; None for a local name."""
+        head, _, rest = dotted.partition(".")
+        imports = self.ctx.imports
+        if head in imports:
+            return imports[head] + ("." + rest if rest else "")
+        if head in self.relative:
+            return self.relative[head] + ("." + rest if rest else "")
+        if head in self.defined:
+            return f"{self.module}.{dotted}" if self.module else dotted
+        if head in _BUILTINS:
+            return dotted
+        return None
+
+    def enc(self, node: ast.AST | None, depth: int = 0) -> Expr:
+        if node is None:
+            return {"k": "none"}
+        if isinstance(node, ast.Await):
+            return self.enc(node.value, depth)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                return {"k": "str", "v": node.value[:80]}
+            if node.value is None:
+                return {"k": "none"}
+            if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+                return {"k": "num", "v": node.value, "u": None}
+            return {"k": "unknown", "text": repr(node.value)[:80]}
+        if isinstance(node, ast.Attribute) and node.attr in ("value", "name") and depth < 6:
+            inner = self.enc(node.value, depth + 1)
+            if inner.get("k") in ("ref", "local"):
+                return inner
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            dotted = self.dotted(node)
+            if dotted is None:
+                return {"k": "unknown", "text": _text(node)}
+            q = self.qualify(dotted)
+            return {"k": "ref", "sym": "sym:py:" + q} if q else {"k": "local", "text": dotted}
+        if isinstance(node, ast.Call) and depth < 4:
+            if isinstance(node.func, ast.Name) and node.func.id == "str" and len(node.args) == 1:
+                return self.enc(node.args[0], depth + 1)
+            return {"k": "call", "fn": self.enc(node.func, depth + 1), "name": _callee_name(node.func),
+                    "args": [self.enc(a, depth + 1) for a in node.args[:6]],
+                    "kw": {k.arg: self.enc(k.value, depth + 1) for k in node.keywords[:6] if k.arg}}
+        return {"k": "unknown", "text": _text(node)}
+
+    def names_in(self, node: ast.AST | None) -> list[str]:
+        """Qualified names (types, members, sentinels) and literals a test mentions."""
+        out: list[str] = []
+        if node is None:
+            return out
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.Name, ast.Attribute)):
+                dotted = self.dotted(n)
+                if dotted is not None:
+                    q = self.qualify(dotted)
+                    if q:
+                        out.append(q)
+                    continue
+            if isinstance(n, ast.Constant) and isinstance(n.value, (int, str)):
+                out.append(repr(n.value))
+                continue
+            stack.extend(ast.iter_child_nodes(n))
+        return out[:12]
+
+
+_BUILTINS = frozenset({"TimeoutError", "Exception", "BaseException", "ConnectionError", "OSError",
+                       "ValueError", "RuntimeError", "KeyError", "LookupError", "PermissionError",
+                       "FileNotFoundError", "NotImplementedError", "CancelledError"})
+
+
+class _Function:
+    def __init__(self, state: _State, fn: FunctionFact, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.s = state
+        self.fn = fn
+        self.node = node
+        words = set(state.module_doc) | set(_doc_words(node, state.nouns))
+        owner = state.owner.get(id(node))
+        self.scope = sorted(words)
+        self.owner = owner
+        self.found: list[dict] = []
+
+    def run(self) -> None:
+        self.block(self.node.body)
+        self.summaries()
+        for marker in self.found:
+            marker["scope"] = self.scope
+            if self.owner:
+                marker["owner"] = self.owner
+            self.fn.markers.append(marker)
+
+    # -- walking --------------------------------------------------------------------
+    def block(self, stmts: list[ast.stmt]) -> None:
+        i = 0
+        while i < len(stmts):
+            st = stmts[i]
+            if isinstance(st, ast.If):
+                if not st.orelse and _ends_in_return(st.body):
+                    run_end = self.if_run(stmts, i)
+                    if run_end > i:
+                        for j in range(i, run_end):
+                            self.block(stmts[j].body)
+                        i = run_end
+                        continue
+                self.if_chain(st)
+            elif isinstance(st, ast.Match):
+                self.match(st)
+            elif isinstance(st, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                self.try_(st)
+            elif isinstance(st, (ast.For, ast.AsyncFor)) and i + 1 < len(stmts) and \
+                    isinstance(stmts[i + 1], ast.Return):
+                self.loop_table(st, stmts[i + 1])
+                self.block(st.body)
+            elif isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
+                self.block(st.body)
+                self.block(st.orelse)
+            elif isinstance(st, (ast.With, ast.AsyncWith)):
+                self.block(st.body)
+            self.gets(st)
+            i += 1
+
+    def if_chain(self, node: ast.If) -> None:
+        branches = []
+        cur: ast.stmt | None = node
+        while isinstance(cur, ast.If):
+            branches.append(self.branch([_text(cur.test)], self.s.names_in(cur.test), cur.body, cur.test))
+            self.block(cur.body)
+            if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+                cur = cur.orelse[0]
+            else:
+                if cur.orelse:
+                    fb = self.branch([], [], cur.orelse, cur.orelse[0], fallback=True)
+                    branches.append(fb)
+                    self.block(cur.orelse)
+                cur = None
+        self.add("if", node, branches)
+
+    def if_run(self, stmts: list[ast.stmt], start: int) -> int:
+        """`if a: return X` / `if b: return Y` / `return Z`: a ladder with a fallback."""
+        j = start
+        while j < len(stmts) and isinstance(stmts[j], ast.If) and not stmts[j].orelse and \
+                _ends_in_return(stmts[j].body):
+            j += 1
+        if j - start < 2 or j >= len(stmts) or not isinstance(stmts[j], ast.Return):
+            return start
+        branches = [self.branch([_text(s.test)], self.s.names_in(s.test), s.body, s.test) for s in stmts[start:j]]
+        branches.append(self.branch([], [], [stmts[j]], stmts[j], fallback=True))
+        self.add("if", stmts[start], branches)
+        return j
+
+    def match(self, node: ast.Match) -> None:
+        branches = []
+        for case in node.cases:
+            pat = case.pattern
+            wildcard = isinstance(pat, ast.MatchAs) and pat.pattern is None and case.guard is None
+            inputs = [] if wildcard else [_text(p) for p in _alternatives(pat)]
+            names = [] if wildcard else self.s.names_in(pat)
+            branches.append(self.branch(inputs, names, case.body, pat, fallback=wildcard))
+            self.block(case.body)
+        self.add("match", node, branches)
+
+    def try_(self, node: ast.Try) -> None:
+        fallbacks = set(self.s.ctx.catalog.file("outcomes").get("fallback", {}).get("python", ()))
+        branches = []
+        for h in node.handlers:
+            types = [] if h.type is None else (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])
+            names = [q for t in types for q in [self.s.qualify(self.s.dotted(t) or "")] if q]
+            fallback = h.type is None or any(n in fallbacks for n in names)
+            branches.append(self.branch([_text(t) for t in types], names, h.body, h, fallback=fallback))
+        if branches:
+            self.add("except", node, branches)
+        self.block(node.body)
+        for h in node.handlers:
+            self.block(h.body)
+        self.block(node.orelse)
+        self.block(node.finalbody)
+
+    def loop_table(self, loop: ast.For, after: ast.Return) -> None:
+        """`for exc_type, state in TABLE: if isinstance(exc, exc_type): return state`."""
+        if not isinstance(loop.iter, ast.Name) or loop.iter.id not in self.s.tables:
+            return
+        if not (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2 and
+                all(isinstance(e, ast.Name) for e in loop.target.elts)):
+            return
+        key_var, val_var = (e.id for e in loop.target.elts)
+        returns_val = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Name) and n.value.id == val_var
+                          for n in ast.walk(loop))
+        if not returns_val:
+            return
+        table = self.s.tables[loop.iter.id]
+        if not isinstance(table, (ast.List, ast.Tuple)):
+            return
+        branches = []
+        for item in table.elts:
+            if isinstance(item, ast.Tuple) and len(item.elts) == 2:
+                key, val = item.elts
+                branches.append({"inputs": [_text(key)], "names": self.s.names_in(key), "line": item.lineno,
+                                 "col": item.col_offset + 1, "fallback": False,
+                                 "outcomes": [self.outcome("return", self.s.enc(val), val)]})
+        branches.append(self.branch([], [], [after], after, fallback=True))
+        self.add("table", loop, branches)
+
+    def gets(self, st: ast.stmt) -> None:
+        """`TABLE.get(code, default)` on a module-level dict (or a dict literal)."""
+        for n in _shallow_calls(st):
+            f = n.func
+            if not (isinstance(f, ast.Attribute) and f.attr == "get" and len(n.args) == 2):
+                continue
+            table = f.value
+            if isinstance(table, ast.Name):
+                table = self.s.tables.get(table.id)
+            if not isinstance(table, ast.Dict):
+                continue
+            branches = []
+            for k, v in zip(table.keys, table.values):
+                if k is None:
+                    continue
+                branches.append({"inputs": [_text(k)], "names": self.s.names_in(k), "line": v.lineno,
+                                 "col": v.col_offset + 1, "fallback": False,
+                                 "outcomes": [self.outcome("return", self.s.enc(v), v)]})
+            default = n.args[1]
+            branches.append({"inputs": [], "names": [], "line": default.lineno, "col": default.col_offset + 1,
+                             "fallback": True, "outcomes": [self.outcome("return", self.s.enc(default), default)]})
+            marker = {"m": "classifier", "form": "get", "line": n.lineno, "col": n.col_offset + 1,
+                      "branches": branches}
+            self.found.append(marker)
+
+    # -- branches and outcomes -------------------------------------------------------
+    def branch(self, inputs: list[str], names: list[str], body: list[ast.stmt], at: ast.AST,
+               fallback: bool = False) -> dict:
+        return {"inputs": inputs, "names": names, "line": at.lineno, "col": at.col_offset + 1,
+                "fallback": fallback, "outcomes": self.outcomes(body)}
+
+    def outcomes(self, body: list[ast.stmt], depth: int = 0) -> list[dict]:
+        out: list[dict] = []
+        for st in body:
+            if len(out) >= _MAX_OUTCOMES:
+                break
+            if isinstance(st, ast.Return):
+                out.append(self.outcome("return", self.s.enc(st.value), st))
+                break
+            if isinstance(st, ast.Raise):
+                out.append({"how": "raise", "line": st.lineno, "col": st.col_offset + 1})
+                break
+            if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                for t in targets:
+                    pairs = zip(t.elts, st.value.elts) if isinstance(t, ast.Tuple) and \
+                        isinstance(st.value, ast.Tuple) and len(t.elts) == len(st.value.elts) else [(t, st.value)]
+                    for tt, vv in pairs:
+                        o = self.outcome("assign", self.s.enc(vv), st)
+                        o["target"] = _text(tt)
+                        out.append(o)
+            elif isinstance(st, ast.Expr) and isinstance(_unawait(st.value), ast.Call):
+                out.append(self.outcome("call", self.s.enc(st.value), st))
+            elif isinstance(st, (ast.With, ast.AsyncWith)) and depth < 2:
+                out.extend(self.outcomes(st.body, depth + 1))
+        return out[:_MAX_OUTCOMES]
+
+    @staticmethod
+    def outcome(how: str, expr: Expr, at: ast.AST) -> dict:
+        return {"how": how, "expr": expr, "line": at.lineno, "col": at.col_offset + 1}
+
+    def add(self, form: str, at: ast.AST, branches: list[dict]) -> None:
+        if not branches or not any(b["outcomes"] for b in branches):
+            return
+        self.found.append({"m": "classifier", "form": form, "line": at.lineno, "col": at.col_offset + 1,
+                           "branches": branches})
+
+    def summaries(self) -> None:
+        body = self.node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        records = [o for o in self.outcomes(body) if o["how"] in ("assign", "call")
+                   and _has_state_like(o.get("expr"))]
+        if records:
+            self.fn.markers.append({"m": "records", "outcomes": records})
+        for st in ast.walk(self.node):
+            if isinstance(st, ast.Return) and isinstance(st.value, ast.Call) and \
+                    isinstance(st.value.func, ast.Name) and st.value.func.id == "isinstance" and \
+                    len(st.value.args) == 2:
+                names = self.s.names_in(st.value.args[1])
+                if names:
+                    self.fn.markers.append({"m": "timeout_test", "names": names})
+                break
+
+
+def _has_state_like(expr: Expr | None) -> bool:
+    if not expr:
+        return False
+    k = expr.get("k")
+    if k in ("ref", "str"):
+        return True
+    if k == "call":
+        return True
+    return False
+
+
+def _shallow_calls(st: ast.stmt):
+    """Calls in a statement's own expressions (not in nested blocks or functions)."""
+    roots: list[ast.AST] = []
+    if isinstance(st, (ast.Return, ast.Expr)) and st.value is not None:
+        roots.append(st.value)
+    elif isinstance(st, ast.Assign):
+        roots.append(st.value)
+    elif isinstance(st, ast.AnnAssign) and st.value is not None:
+        roots.append(st.value)
+    stack = roots
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call):
+            yield n
+        if isinstance(n, (ast.Lambda,)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _alternatives(pat: ast.pattern) -> list[ast.AST]:
+    if isinstance(pat, ast.MatchOr):
+        return list(pat.patterns)
+    return [pat]
+
+
+def _ends_in_return(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _unawait(node: ast.AST) -> ast.AST:
+    return node.value if isinstance(node, ast.Await) else node
+
+
+def _callee_name(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)[:80]
+    except Exception:  # noqa: BLE001 - never lose the run over a display string
+        return node.__class__.__name__
+
+
+def _doc_words(node: ast.AST, nouns: set[str]) -> list[str]:
+    doc = ast.get_docstring(node, clean=False) if isinstance(node, (ast.Module, *_FUNCS, ast.ClassDef)) else None
+    if not doc:
+        return []
+    words = {w.lower() for w in _WORD.findall(doc[:600])}
+    return sorted(w for w in words if w in nouns or (w.endswith("s") and w[:-1] in nouns))
