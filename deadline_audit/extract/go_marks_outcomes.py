@@ -1,0 +1,368 @@
+"""Marker pass: classifiers of outcomes and what each branch records (DA301, DA302), Go.
+
+Same markers as extract/py_marks_outcomes.py, on `FunctionFact.markers`:
+- `{"m": "classifier", "form", "line", "col", "branches", "scope"}` for an expression or
+  type `switch` (`switch code {…}`, `switch {case errors.Is(err, X): …}`,
+  `switch status.Code(err) {…}`), an `if`/`else if` ladder (or a run of `if …{return}`
+  followed by a `return`), and a lookup in a package-level `map[Code]State` literal with a
+  `, ok` fallback (`st, ok := table[code]; if !ok { return StatusFailed }`). Branch
+  `names` are the qualified names a test mentions (`context.DeadlineExceeded`,
+  `<ip>.ErrRejected`, `<ip>.IsTimeout` for a helper), literals as written, and `()Timeout`
+  for a method call `x.Timeout()` in the test.
+- `{"m": "records", "outcomes"}`: the function's top-level assignments and calls.
+- `{"m": "timeout_test", "names"}`: a `bool` function whose returns test errors.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from deadline_audit.catalog import Catalog
+from deadline_audit.extract.go_marks_common import GoMarkContext
+from deadline_audit.facts import Expr, FileFacts, FunctionFact
+
+_WORD = re.compile(r"[A-Za-z]+")
+_MAX_OUTCOMES = 6
+_FUNCS = ("function_declaration", "method_declaration")
+
+
+def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
+    if not facts.functions or (b"switch" not in source and b"else" not in source and b"ok" not in source
+                               and b"return" not in source):
+        return
+    nouns = set(catalog.file("outcomes").get("scope", {}).get("work_nouns", ()))
+    ctx = GoMarkContext(tree.root_node, source, facts)
+    tables = _map_tables(tree.root_node, ctx)
+    for decl in tree.root_node.named_children:
+        if decl.type not in _FUNCS:
+            continue
+        body = decl.child_by_field_name("body")
+        fn = ctx.function_at(body) if body is not None else None
+        if fn is None:
+            continue
+        _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns)).run()
+
+
+def _map_tables(root: Any, ctx: GoMarkContext) -> dict[str, Any]:
+    """Package-level `var name = map[K]V{…}` literals."""
+    out: dict[str, Any] = {}
+    for decl in root.named_children:
+        if decl.type != "var_declaration":
+            continue
+        stack = list(decl.named_children)
+        while stack:
+            spec = stack.pop()
+            if spec.type == "var_spec_list":
+                stack.extend(spec.named_children)
+                continue
+            if spec.type != "var_spec":
+                continue
+            name = spec.child_by_field_name("name")
+            value = spec.child_by_field_name("value")
+            if name is None or value is None or not value.named_children:
+                continue
+            lit = value.named_children[0]
+            if lit.type == "composite_literal" and (lit.child_by_field_name("type") or lit).type == "map_type":
+                out[ctx.text(name)] = lit
+    return out
+
+
+def _doc_words(decl: Any, ctx: GoMarkContext, nouns: set[str]) -> list[str]:
+    words: set[str] = set()
+    prev = decl.prev_named_sibling
+    count = 0
+    while prev is not None and prev.type == "comment" and count < 12:
+        words.update(w.lower() for w in _WORD.findall(ctx.text(prev)))
+        prev = prev.prev_named_sibling
+        count += 1
+    return sorted(w for w in words if w in nouns or (w.endswith("s") and w[:-1] in nouns))
+
+
+def _statements(block: Any) -> list[Any]:
+    """The statements of a block, a case body or a statement list."""
+    if block is None:
+        return []
+    out = []
+    for child in block.named_children:
+        if child.type == "statement_list":
+            out.extend(c for c in child.named_children if c.type != "comment")
+        elif child.type == "block":
+            out.extend(_statements(child))
+        elif child.type != "comment" and block.type in ("block", "statement_list"):
+            out.append(child)
+    return out
+
+
+class _Function:
+    def __init__(self, ctx: GoMarkContext, fn: FunctionFact, decl: Any, tables: dict[str, Any],
+                 scope: list[str]) -> None:
+        self.ctx = ctx
+        self.fn = fn
+        self.decl = decl
+        self.tables = tables
+        self.scope = scope
+        self.found: list[dict] = []
+
+    def run(self) -> None:
+        body = self.decl.child_by_field_name("body")
+        self.block(_statements(body))
+        self.summaries(body)
+        for marker in self.found:
+            marker["scope"] = self.scope
+            self.fn.markers.append(marker)
+
+    # -- walking --------------------------------------------------------------------
+    def block(self, stmts: list[Any]) -> None:
+        i = 0
+        while i < len(stmts):
+            st = stmts[i]
+            t = st.type
+            if t == "if_statement":
+                if st.child_by_field_name("alternative") is None and self._ends_in_return(st):
+                    end = self.if_run(stmts, i)
+                    if end > i:
+                        for j in range(i, end):
+                            self.block(_statements(stmts[j].child_by_field_name("consequence")))
+                        i = end
+                        continue
+                self.if_chain(st)
+            elif t in ("expression_switch_statement", "type_switch_statement"):
+                self.switch(st)
+            elif t == "short_var_declaration" and i + 1 < len(stmts):
+                self.map_lookup(st, stmts[i + 1])
+            elif t in ("for_statement", "labeled_statement"):
+                for c in st.named_children:
+                    if c.type == "block":
+                        self.block(_statements(c))
+                    elif c.type == "for_statement":
+                        self.block([c])
+            elif t == "block":
+                self.block(_statements(st))
+            elif t == "select_statement":
+                for case in st.named_children:
+                    self.block(_statements(case))
+            i += 1
+
+    def if_chain(self, node: Any) -> None:
+        branches = []
+        cur = node
+        while cur is not None and cur.type == "if_statement":
+            cond = cur.child_by_field_name("condition")
+            cons = cur.child_by_field_name("consequence")
+            branches.append(self.branch([self.ctx.text(cond)[:80]], self.names(cond), cons, cond))
+            self.block(_statements(cons))
+            alt = cur.child_by_field_name("alternative")
+            if alt is not None and alt.type == "block":
+                stmts = _statements(alt)
+                if stmts:
+                    branches.append(self.branch([], [], alt, stmts[0], fallback=True))
+                self.block(stmts)
+                alt = None
+            cur = alt
+        self.add("if", node, branches)
+
+    def if_run(self, stmts: list[Any], start: int) -> int:
+        j = start
+        while j < len(stmts) and stmts[j].type == "if_statement" and \
+                stmts[j].child_by_field_name("alternative") is None and self._ends_in_return(stmts[j]):
+            j += 1
+        if j - start < 2 or j >= len(stmts) or stmts[j].type != "return_statement":
+            return start
+        branches = []
+        for s in stmts[start:j]:
+            cond = s.child_by_field_name("condition")
+            branches.append(self.branch([self.ctx.text(cond)[:80]], self.names(cond),
+                                        s.child_by_field_name("consequence"), cond))
+        branches.append({"inputs": [], "names": [], "line": self.ctx.at(stmts[j])[0], "col": self.ctx.at(stmts[j])[1],
+                         "fallback": True, "outcomes": self.outcomes([stmts[j]])})
+        self.add("if", stmts[start], branches)
+        return j
+
+    @staticmethod
+    def _ends_in_return(node: Any) -> bool:
+        stmts = _statements(node.child_by_field_name("consequence"))
+        return bool(stmts) and stmts[-1].type == "return_statement"
+
+    def switch(self, node: Any) -> None:
+        branches = []
+        for case in node.named_children:
+            if case.type == "default_case":
+                branches.append(self.branch([], [], case, case, fallback=True))
+            elif case.type in ("expression_case", "type_case"):
+                values = [c for c in case.children_by_field_name("value" if case.type == "expression_case" else "type")]
+                exprs = []
+                for v in values:
+                    exprs.extend(v.named_children if v.type == "expression_list" else [v])
+                inputs = [self.ctx.text(e)[:80] for e in exprs]
+                names = [n for e in exprs for n in self.names(e)]
+                branches.append(self.branch(inputs, names, case, case))
+            else:
+                continue
+            self.block(_statements(case))
+        self.add("switch", node, branches)
+
+    def map_lookup(self, decl: Any, nxt: Any) -> None:
+        """`st, ok := table[code]` then `if !ok { … }`."""
+        left, right = decl.child_by_field_name("left"), decl.child_by_field_name("right")
+        if left is None or right is None or len(left.named_children) != 2 or len(right.named_children) != 1:
+            return
+        index = right.named_children[0]
+        if index.type != "index_expression":
+            return
+        operand = index.child_by_field_name("operand")
+        if operand is None or self.ctx.text(operand) not in self.tables or nxt.type != "if_statement":
+            return
+        ok = self.ctx.text(left.named_children[1])
+        cond = nxt.child_by_field_name("condition")
+        if cond is None or self.ctx.text(cond).replace(" ", "") != f"!{ok}":
+            return
+        lit = self.tables[self.ctx.text(operand)]
+        body = lit.child_by_field_name("body")
+        branches = []
+        for el in (body.named_children if body is not None else []):
+            if el.type != "keyed_element":
+                continue
+            parts = [c for c in el.named_children if c.type != "comment"]
+            if len(parts) != 2:
+                continue
+            key, val = (p.named_children[0] if p.type == "literal_element" and p.named_children else p for p in parts)
+            line, col = self.ctx.at(val)
+            branches.append({"inputs": [self.ctx.text(key)[:80]], "names": self.names(key), "line": line, "col": col,
+                             "fallback": False, "outcomes": [{"how": "return", "expr": self.enc(val),
+                                                              "line": line, "col": col}]})
+        cons = nxt.child_by_field_name("consequence")
+        stmts = _statements(cons)
+        if stmts:
+            branches.append(self.branch([], [], cons, stmts[0], fallback=True))
+        self.add("map", decl, branches)
+
+    # -- branches and outcomes -------------------------------------------------------
+    def branch(self, inputs: list[str], names: list[str], body: Any, at: Any, fallback: bool = False) -> dict:
+        line, col = self.ctx.at(at)
+        return {"inputs": inputs, "names": names, "line": line, "col": col, "fallback": fallback,
+                "outcomes": self.outcomes(_statements(body))}
+
+    def outcomes(self, stmts: list[Any]) -> list[dict]:
+        out: list[dict] = []
+        for st in stmts:
+            if len(out) >= _MAX_OUTCOMES:
+                break
+            t = st.type
+            line, col = self.ctx.at(st)
+            if t == "return_statement":
+                values = st.named_children[0].named_children if st.named_children and \
+                    st.named_children[0].type == "expression_list" else st.named_children
+                for v in values[:3]:
+                    out.append({"how": "return", "expr": self.enc(v), "line": line, "col": col})
+                break
+            if t in ("assignment_statement", "short_var_declaration"):
+                left, right = st.child_by_field_name("left"), st.child_by_field_name("right")
+                if left is None or right is None:
+                    continue
+                ls, rs = left.named_children, right.named_children
+                if len(ls) == len(rs):
+                    for lv, rv in zip(ls, rs):
+                        out.append({"how": "assign", "expr": self.enc(rv), "target": self.ctx.text(lv)[:80],
+                                    "line": line, "col": col})
+            elif t == "expression_statement" and st.named_children and st.named_children[0].type == "call_expression":
+                out.append({"how": "call", "expr": self.enc(st.named_children[0]), "line": line, "col": col})
+            elif t in ("go_statement", "defer_statement"):
+                continue
+        return out[:_MAX_OUTCOMES]
+
+    def enc(self, node: Any, depth: int = 0) -> Expr:
+        t = node.type
+        if depth > 4:
+            return {"k": "unknown", "text": self.ctx.text(node)[:80]}
+        if t in ("interpreted_string_literal", "raw_string_literal"):
+            return {"k": "str", "v": self.ctx.text(node)[1:-1][:80]}
+        if t == "nil":
+            return {"k": "none"}
+        if t in ("identifier", "selector_expression"):
+            return self.ctx.expr(node, self.fn)
+        if t == "parenthesized_expression" and node.named_children:
+            return self.enc(node.named_children[0], depth + 1)
+        if t == "unary_expression" and node.named_children:
+            return self.enc(node.named_children[-1], depth + 1)
+        if t == "composite_literal":
+            body = node.child_by_field_name("body")
+            fields: dict[str, Expr] = {}
+            for el in (body.named_children if body is not None else []):
+                if el.type == "keyed_element":
+                    parts = [c for c in el.named_children if c.type != "comment"]
+                    if len(parts) == 2:
+                        key, val = (p.named_children[0] if p.type == "literal_element" and p.named_children else p
+                                    for p in parts)
+                        fields[self.ctx.text(key)] = self.enc(val, depth + 1)
+            ty = node.child_by_field_name("type")
+            return {"k": "obj", "type": self.ctx.text(ty)[:80] if ty is not None else "", "fields": fields}
+        if t == "call_expression":
+            callee = node.child_by_field_name("function")
+            args = node.child_by_field_name("arguments")
+            arg_nodes = [a for a in (args.named_children if args is not None else []) if a.type != "comment"]
+            if callee is not None and callee.type == "identifier" and self.ctx.text(callee) == "string" and \
+                    len(arg_nodes) == 1:
+                return self.enc(arg_nodes[0], depth + 1)
+            return {"k": "call", "fn": self.ctx.callee(callee, self.fn, depth + 1) if callee is not None else None,
+                    "name": self.ctx.text(callee)[:80] if callee is not None else "",
+                    "args": [self.enc(a, depth + 1) for a in arg_nodes[:6]], "kw": {}}
+        return {"k": "unknown", "text": self.ctx.text(node)[:80]}
+
+    def names(self, node: Any) -> list[str]:
+        """Qualified names, literals and `()Method` calls a test mentions."""
+        out: list[str] = []
+        if node is None:
+            return out
+        stack = [node]
+        while stack and len(out) < 16:
+            n = stack.pop()
+            t = n.type
+            if t == "selector_expression":
+                operand, field = n.child_by_field_name("operand"), n.child_by_field_name("field")
+                if operand is not None and operand.type == "identifier" and self.ctx.text(operand) in self.ctx.imports:
+                    out.append(f"{self.ctx.imports[self.ctx.text(operand)]}.{self.ctx.text(field)}")
+                    continue
+                parent = n.parent
+                if parent is not None and parent.type == "call_expression" and field is not None:
+                    out.append("()" + self.ctx.text(field))
+                stack.extend(n.named_children)
+                continue
+            if t == "identifier":
+                ref = self.ctx.name_ref(self.ctx.text(n), self.fn)
+                sym = ref["sym"]
+                if sym.startswith(self.ctx.pfx) and sym.count(".") == self.ctx.pfx.count("."):
+                    out.append(sym[len("sym:go:"):])
+                continue
+            if t in ("interpreted_string_literal", "raw_string_literal", "int_literal"):
+                out.append(self.ctx.text(n))
+                continue
+            stack.extend(n.named_children)
+        return out
+
+    def add(self, form: str, at: Any, branches: list[dict]) -> None:
+        if not branches or not any(b["outcomes"] for b in branches):
+            return
+        line, col = self.ctx.at(at)
+        self.found.append({"m": "classifier", "form": form, "line": line, "col": col, "branches": branches})
+
+    def summaries(self, body: Any) -> None:
+        stmts = _statements(body)
+        records = [o for o in self.outcomes([s for s in stmts if s.type != "return_statement"])
+                   if o["how"] in ("assign", "call")]
+        if records:
+            self.fn.markers.append({"m": "records", "outcomes": records})
+        result = self.decl.child_by_field_name("result")
+        if result is not None and self.ctx.text(result) == "bool":
+            names: list[str] = []
+            stack = list(stmts)
+            while stack:
+                n = stack.pop()
+                if n.type == "return_statement":
+                    names.extend(self.names(n))
+                elif n.type not in ("func_literal",):
+                    stack.extend(c for c in n.named_children if c.type.endswith(("statement", "block",
+                                                                                  "statement_list", "case"))
+                                 or c.type == "return_statement")
+            if names:
+                self.fn.markers.append({"m": "timeout_test", "names": names[:16]})
