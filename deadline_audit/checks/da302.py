@@ -32,20 +32,21 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             if not timeouts:
                 continue
             for outcome in branch.get("outcomes", ()):
-                why = oc.failure_record(outcome, c.lang)
+                found = oc.failure_record(outcome, c.lang)
                 if outcome.get("how") == "raise":
                     break
-                if why is None:
+                if found is None:
                     if outcome.get("how") == "return":
                         break
                     continue
                 states = [s for b in c.branches for s in [oc.branch_state(b, c.lang)] if s]
+                why, failed = found
                 if not _in_scope(oc, c, states, why):
                     break
                 key = (c.path, outcome["line"])
                 if key not in seen:
                     seen.add(key)
-                    yield _finding(oc, c, branch, outcome, timeouts, why, states)
+                    yield _finding(oc, c, branch, outcome, timeouts, why, failed, states)
                 break
 
 
@@ -55,11 +56,11 @@ def _in_scope(oc: Outcomes, c: Classifier, states, why: str) -> bool:
     return oc.in_scope(c, [s for s, _ in states])
 
 
-def _finding(oc: Outcomes, c: Classifier, branch, outcome, timeouts, why: str, states) -> Finding:
+def _finding(oc: Outcomes, c: Classifier, branch, outcome, timeouts, why: str, failed, states) -> Finding:
     fname = c.fn.sym.rsplit(".", 1)[-1]
     timeout = _short(timeouts[0])
-    sibling = None
-    for s, _ in states:
+    sibling = oc.uncertain_sibling(failed, c.lang) if failed is not None else None
+    for s, _ in ([] if sibling else states):
         if s.kind == "failed":
             sibling = oc.uncertain_sibling(s, c.lang)
             if sibling:
@@ -69,7 +70,7 @@ def _finding(oc: Outcomes, c: Classifier, branch, outcome, timeouts, why: str, s
     instead = f"record {sibling} instead" if sibling else "record an uncertain state instead (unknown / needs reconciliation)"
     message = (f"{fname} records a timeout ({timeout}) as a certain failure ({why}): a timeout says we stopped "
                f"listening, not that the work stopped — it may still be running and succeed later. "
-               f"{instead.capitalize()}, and keep failed for the errors that prove nothing was sent "
+               f"{instead[:1].upper()}{instead[1:]}, and keep failed for the errors that prove nothing was sent "
                f"(connect, pool or dial timeouts, a permit wait before the work started).")
     related = [Related(f"the timeout branch: {', '.join(branch.get('inputs', ())[:3]) or timeout}",
                        location(c.path, branch["line"], branch["col"]))]

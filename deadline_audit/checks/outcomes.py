@@ -51,18 +51,16 @@ class Outcomes:
     def __init__(self, graph: TimeoutGraph) -> None:
         self.graph = graph
         cat = graph.catalog.file("outcomes")
-        states = cat.get("states", {})
-        self.failure = [tuple(tokens(w)) for w in states.get("failure", ())]
-        self.uncertain = [tuple(tokens(w)) for w in states.get("uncertain", ())]
-        scope = cat.get("scope", {})
-        self.nouns = set(scope.get("work_nouns", ()))
-        self.not_outcomes = set(scope.get("not_outcomes", ()))
-        self.timeouts = {lang: list(cat.get("timeouts", {}).get(lang, ())) for lang in ("go", "python")}
-        self.timeout_methods = set(cat.get("timeouts", {}).get("go_methods", ()))
-        self.timeout_codes = {str(c) for c in cat.get("timeouts", {}).get("http_codes", ())}
-        self.not_sent = {lang: list(cat.get("not_sent", {}).get(lang, ())) +
-                         list(cat.get("local_limits", {}).get(lang, ())) for lang in ("go", "python")}
-        self.not_sent_codes = {str(c) for c in cat.get("not_sent", {}).get("http_codes", ())}
+        self.failure = [tuple(tokens(w)) for w in cat.get("failure_states", ())]
+        self.uncertain = [tuple(tokens(w)) for w in cat.get("uncertain_states", ())]
+        self.nouns = set(cat.get("work_nouns", ()))
+        self.not_outcomes = set(cat.get("not_outcomes", ()))
+        self.timeouts = {lang: list(cat.get(f"timeouts_{lang}", ())) for lang in ("go", "python")}
+        self.timeout_methods = set(cat.get("timeout_methods_go", ()))
+        self.timeout_codes = {str(c) for c in cat.get("timeout_http_codes", ())}
+        self.not_sent = {lang: list(cat.get(f"not_sent_{lang}", ())) + list(cat.get(f"local_limits_{lang}", ()))
+                         for lang in ("go", "python")}
+        self.not_sent_codes = {str(c) for c in cat.get("not_sent_http_codes", ())}
         self.writes = TerminalWrites(graph.catalog)
         self._py_suffix: dict[str, list[str]] | None = None
 
@@ -229,47 +227,43 @@ class Outcomes:
                     if m.get("m") == "timeout_test":
                         names.extend(m.get("names", ()))
         hits = []
-        exempt = False
         for n in names:
             if any(fnmatchcase(n, p) for p in self.not_sent[lang]) or n.strip("'\"") in self.not_sent_codes:
-                exempt = True
                 continue
             if any(fnmatchcase(n, p) for p in self.timeouts[lang]) or n.strip("'\"") in self.timeout_codes or \
                     (lang == "go" and n.startswith("()") and n[2:] in self.timeout_methods):
                 hits.append(n)
-        if exempt and lang == "python" and branch.get("form") == "except":
-            pass
-        return hits
+        return sorted(hits, key=lambda n: n.startswith("()"))  # sentinels before `x.Timeout()`
 
-    def failure_record(self, outcome: dict[str, Any], lang: str, depth: int = 0) -> str | None:
+    def failure_record(self, outcome: dict[str, Any], lang: str, depth: int = 0) -> tuple[str, State | None] | None:
         """How an outcome records a certain failure: a failure state returned, assigned or
         passed to a call, a failing terminal write (`runs.fail(id)`), or a helper whose
-        body records one. None when it does not."""
+        body records one; with the failure state when one is named. None when it does not."""
         if outcome.get("how") == "raise":
             return None
         expr = outcome.get("expr") or {}
         for s in self.states_in(expr, lang, outcome.get("how") == "call"):
             if s.kind == "failed":
-                return s.name
+                return s.name, s
             return None
         if outcome.get("how") != "call" or expr.get("k") != "call":
             return None
         name = expr.get("name") or ""
-        toks = tokens(name.rsplit(".", 1)[-1])
-        if any(t in ("fail", "failed", "failure") for t in toks):
-            words = [t for part in name.split(".") for t in tokens(part)]
-            words += [t for a in expr.get("args", ()) for t in tokens(_arg_name(a))]
-            if any(self._noun(w) for w in words):
-                return f"{name}()"
         if depth < 2:
             target = self._callee(expr.get("fn"), lang)
             if target is not None:
                 for m in self.graph.functions[target][0].markers:
                     if m.get("m") == "records":
                         for o in m.get("outcomes", ()):
-                            why = self.failure_record(o, lang, depth + 1)
-                            if why:
-                                return f"{name}() → {why}"
+                            found = self.failure_record(o, lang, depth + 1)
+                            if found:
+                                return f"{name}() → {found[0]}", found[1]
+        toks = tokens(name.rsplit(".", 1)[-1])
+        if any(t in ("fail", "failed", "failure") for t in toks):
+            words = [t for part in name.split(".") for t in tokens(part)]
+            words += [t for a in expr.get("args", ()) for t in tokens(_arg_name(a))]
+            if any(self._noun(w) for w in words):
+                return f"{name}()", None
         return None
 
     def _callee(self, fn: Expr | None, lang: str) -> str | None:

@@ -28,10 +28,9 @@ _FUNCS = ("function_declaration", "method_declaration")
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
-    if not facts.functions or (b"switch" not in source and b"else" not in source and b"ok" not in source
-                               and b"return" not in source):
+    if not facts.functions:
         return
-    nouns = set(catalog.file("outcomes").get("scope", {}).get("work_nouns", ()))
+    nouns = set(catalog.file("outcomes").get("work_nouns", ()))
     ctx = GoMarkContext(tree.root_node, source, facts)
     tables = _map_tables(tree.root_node, ctx)
     for decl in tree.root_node.named_children:

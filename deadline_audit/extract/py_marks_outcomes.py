@@ -38,7 +38,7 @@ def register(ctx: MarkContext, walker: Walker):
     if not ctx.facts.functions:
         return None
     cat = ctx.catalog.file("outcomes")
-    nouns = set(cat.get("scope", {}).get("work_nouns", ()))
+    nouns = set(cat.get("work_nouns", ()))
     module = ctx.facts.module or ""
     state = _State(ctx, module, nouns)
 
@@ -282,7 +282,7 @@ class _Function:
         self.add("match", node, branches)
 
     def try_(self, node: ast.Try) -> None:
-        fallbacks = set(self.s.ctx.catalog.file("outcomes").get("fallback", {}).get("python", ()))
+        fallbacks = set(self.s.ctx.catalog.file("outcomes").get("catch_all_python", ()))
         branches = []
         for h in node.handlers:
             types = [] if h.type is None else (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])

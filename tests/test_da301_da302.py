@@ -1,0 +1,115 @@
+"""DA301 failed-by-default and DA302 timeout-recorded-as-failed on fixture codebases
+written as different teams would: positives and near misses in the same trees."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rel, rule_findings
+
+
+def test_da301_go_shapes():
+    # default returning a constant declared in another package; an errors.Is ladder whose
+    # final else assigns a field; a map[Code]State table with a `, ok` fallback; a gRPC
+    # status.Code switch whose default is an ERROR state; a run of early returns.
+    # Silent: the admission classifier defaulting to unknown, a lone `if err != nil`,
+    # an HTTP status -> message mapper, a log-level mapper, a local process status
+    # switch defaulting to "exited", a ladder ending in JobUnknown.
+    result = analyse("da301/go")
+    assert rule_findings(result, "DA301") == [
+        ("DA301", "da301/go/backup/backup.go", 36),
+        ("DA301", "da301/go/backup/backup.go", 50),
+        ("DA301", "da301/go/deploy/classify.go", 15),
+        ("DA301", "da301/go/grpcjob/status.go", 48),
+        ("DA301", "da301/go/grpcjob/status.go", 61),
+    ]
+    assert rule_findings(result, "DA302") == []
+    cross = finding_at(result, "DA301", "deploy/classify.go", 15)
+    assert "state.DeployFailed" in cross.message and "state.DeployUnknown (already declared)" in cross.message
+    assert [rel(r.location) for r in cross.related] == [("da301/go/deploy/classify.go", 8)]
+    iota = finding_at(result, "DA301", "backup/backup.go", 36)
+    assert "backup.PhaseLost" in iota.message  # the uncertain member of the same iota group
+    grpc = finding_at(result, "DA301", "grpcjob/status.go", 48)
+    assert "grpcjob.JobErrored" in grpc.message and "grpcjob.JobUnknown" in grpc.message
+
+
+def test_da301_python_shapes():
+    # `.get(code, JobState.FAILED)` on a module table; `case _:` returning an Enum member
+    # whose name means failure; an exception ladder ending in `except Exception: status =
+    # "failed"`; an isinstance if/elif chain with a final else returning "errored".
+    # Silent: the same shapes with uncertain defaults, a lone check, an HTTP error-page
+    # mapper whose default message contains "failed", a log-level mapper.
+    result = analyse("da301/py")
+    assert rule_findings(result, "DA301") == [
+        ("DA301", "da301/py/orchestra/classify.py", 15),
+        ("DA301", "da301/py/orchestra/classify.py", 29),
+        ("DA301", "da301/py/orchestra/runner.py", 27),
+        ("DA301", "da301/py/orchestra/runner.py", 41),
+    ]
+    get = finding_at(result, "DA301", "orchestra/classify.py", 15)
+    assert "JobState.FAILED" in get.message and "JobState.UNKNOWN (already declared)" in get.message
+    match = finding_at(result, "DA301", "orchestra/classify.py", 29)
+    assert "ExportStatus.NEEDS_RECONCILIATION" in match.message
+
+
+def test_da302_go_shapes():
+    # context.DeadlineExceeded case returning a failure constant of another package; a
+    # timeout helper (isTimeout: os.ErrDeadlineExceeded / net.Error.Timeout) whose branch
+    # calls store.MarkFailed (a helper that records failure); net.Error.Timeout(); HTTP 504;
+    # gRPC codes.DeadlineExceeded. Silent: HTTP 408, a semaphore wait, a timeout recorded
+    # as unknown next to a log line saying "failed", a lone `if err != nil`.
+    result = analyse("da302/go")
+    assert rule_findings(result, "DA302") == [
+        ("DA302", "da302/go/rpc/ops.go", 25),
+        ("DA302", "da302/go/runs/dispatch.go", 31),
+        ("DA302", "da302/go/runs/dispatch.go", 48),
+        ("DA302", "da302/go/transfer/bank.go", 29),
+        ("DA302", "da302/go/transfer/bank.go", 43),
+    ]
+    helper = finding_at(result, "DA302", "runs/dispatch.go", 48)
+    assert "store.MarkFailed() → store.RunFailed" in helper.message
+    assert "os.ErrDeadlineExceeded" in helper.message and "store.RunUnknown" in helper.message
+    assert [rel(r.location) for r in helper.related] == [("da302/go/runs/dispatch.go", 47)]
+    bank = finding_at(result, "DA302", "transfer/bank.go", 43)
+    assert "transfer.TransferNeedsReconciliation" in bank.message
+
+
+def test_da302_python_shapes():
+    # ReadTimeout -> a failing ledger helper; asyncio.TimeoutError -> state = FAILED;
+    # isinstance on requests.ReadTimeout / concurrent.futures.TimeoutError (imported under
+    # an alias) -> "failed"; WriteTimeout -> a helper whose body writes FAILED. Silent:
+    # ConnectTimeout, PoolTimeout, requests.ConnectTimeout, httpx.TimeoutException recorded
+    # as in doubt after a log line saying "failed", Celery's SoftTimeLimitExceeded.
+    result = analyse("da302/py")
+    assert rule_findings(result, "DA302") == [
+        ("DA302", "da302/py/payments/acquirer.py", 28),
+        ("DA302", "da302/py/payments/acquirer.py", 39),
+        ("DA302", "da302/py/payments/acquirer.py", 50),
+        ("DA302", "da302/py/payments/acquirer.py", 85),
+    ]
+    assert rule_findings(result, "DA301") == []
+    body = finding_at(result, "DA302", "payments/acquirer.py", 85)
+    assert "_give_up() → PaymentState.FAILED" in body.message and "PaymentState.IN_DOUBT" in body.message
+
+
+def test_outcome_vocabulary_extends_from_config(tmp_path):
+    # "scrapped" means failure only in this project: the catalog learns it from config
+    from deadline_audit import pipeline
+    from deadline_audit.config import load_config
+
+    (tmp_path / "jobs.py").write_text(  # (a file is parsed when it names a timeout or a state word)
+        "def job_state(code):  # after a timeout too\n"
+        "    match code:\n"
+        "        case 'ok':\n"
+        "            return 'succeeded'\n"
+        "        case 'denied':\n"
+        "            return 'rejected'\n"
+        "        case _:\n"
+        "            return 'scrapped'\n")
+
+    def da301_lines():
+        result = pipeline.analyse([tmp_path], load_config([tmp_path]), use_cache=False)
+        return [f.location.line for f in result.findings if f.rule_id == "DA301"]
+
+    assert da301_lines() == []
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.deadline-audit.catalog.outcomes]\nfailure_states = ["scrapped"]\n')
+    assert da301_lines() == [7]
