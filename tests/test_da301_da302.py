@@ -18,6 +18,7 @@ def test_da301_go_shapes():
         ("DA301", "da301/go/backup/backup.go", 36),
         ("DA301", "da301/go/backup/backup.go", 50),
         ("DA301", "da301/go/deploy/classify.go", 15),
+        ("DA301", "da301/go/deploy/classify.go", 50),  # default delegated to a helper
         ("DA301", "da301/go/grpcjob/status.go", 48),
         ("DA301", "da301/go/grpcjob/status.go", 61),
     ]
@@ -41,6 +42,7 @@ def test_da301_python_shapes():
     assert rule_findings(result, "DA301") == [
         ("DA301", "da301/py/orchestra/classify.py", 15),
         ("DA301", "da301/py/orchestra/classify.py", 29),
+        ("DA301", "da301/py/orchestra/classify.py", 56),  # else: self._unlisted(phase)
         ("DA301", "da301/py/orchestra/runner.py", 27),
         ("DA301", "da301/py/orchestra/runner.py", 41),
     ]
@@ -63,6 +65,8 @@ def test_da302_go_shapes():
         ("DA302", "da302/go/runs/dispatch.go", 48),
         ("DA302", "da302/go/transfer/bank.go", 29),
         ("DA302", "da302/go/transfer/bank.go", 43),
+        ("DA302", "da302/go/workflow/activity.go", 28),  # errors.As(err, &te) with te *temporal.TimeoutError
+        ("DA302", "da302/go/workflow/activity.go", 42),  # type switch case *temporal.TimeoutError
     ]
     helper = finding_at(result, "DA302", "runs/dispatch.go", 48)
     assert "store.MarkFailed() → store.RunFailed" in helper.message

@@ -46,10 +46,10 @@ def _fallback_failure(oc: Outcomes, c: Classifier):
     inputs = {i for b in listed for i in b.get("inputs", ())}
     if len(inputs) < 2:
         return None
-    fb = oc.branch_state(fallbacks[-1], c.lang)
+    fb = oc.branch_state(fallbacks[-1], c.lang, c.path)
     if fb is None or fb[0].kind != "failed":
         return None
-    states: list[tuple[State, dict]] = [s for b in listed for s in [oc.branch_state(b, c.lang)] if s]
+    states: list[tuple[State, dict]] = [s for b in listed for s in [oc.branch_state(b, c.lang, c.path)] if s]
     distinct = {s.key for s, _ in states} | {fb[0].key}
     if len(states) < 2 or len(distinct) < 2:
         return None

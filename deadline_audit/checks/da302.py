@@ -32,14 +32,14 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             if not timeouts:
                 continue
             for outcome in branch.get("outcomes", ()):
-                found = oc.failure_record(outcome, c.lang)
+                found = oc.failure_record(outcome, c.lang, path=c.path)
                 if outcome.get("how") == "raise":
                     break
                 if found is None:
                     if outcome.get("how") == "return":
                         break
                     continue
-                states = [s for b in c.branches for s in [oc.branch_state(b, c.lang)] if s]
+                states = [s for b in c.branches for s in [oc.branch_state(b, c.lang, c.path)] if s]
                 why, failed = found
                 if not _in_scope(oc, c, states, why):
                     break

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from deadline_audit.facts import Expr, FunctionFact
 from deadline_audit.findings import Location
-from deadline_audit.graph import TimeoutGraph
+from deadline_audit.graph import Ctx, TimeoutGraph
 from deadline_audit.terminal_writes import TerminalWrites, tokens
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,40}$")
@@ -89,14 +89,33 @@ class Outcomes:
         return word in self.nouns or (word.endswith("s") and word[:-1] in self.nouns)
 
     # -- states -------------------------------------------------------------------
-    def branch_state(self, branch: dict[str, Any], lang: str) -> tuple[State, dict[str, Any]] | None:
+    def branch_state(self, branch: dict[str, Any], lang: str, path: str = "") -> tuple[State, dict[str, Any]] | None:
         """The first state a branch returns, assigns or passes on, with its outcome."""
         for o in branch.get("outcomes", ()):
             if o.get("how") == "raise":
                 return None
             for s in self.states_in(o.get("expr"), lang, o.get("how") == "call"):
                 return s, o
+            if o.get("how") == "return":
+                s = self.returned_state(o.get("expr"), lang, path)
+                return (s, o) if s is not None else None
         return None
+
+    def returned_state(self, expr: Expr | None, lang: str, path: str = "") -> State | None:
+        """`return s.fallback(code)`: the one state a summarised helper always returns."""
+        if not expr or expr.get("k") != "call":
+            return None
+        target = self._callee(expr.get("fn"), lang, path)
+        if target is None:
+            return None
+        fn, _ = self.graph.functions[target]
+        found = {}
+        for r in fn.returns:
+            s = self.state(r, lang)
+            if s is None:
+                return None
+            found[s.key] = s
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def states_in(self, expr: Expr | None, lang: str, args_only: bool = False) -> list[State]:
         if not expr:
@@ -235,7 +254,7 @@ class Outcomes:
                 hits.append(n)
         return sorted(hits, key=lambda n: n.startswith("()"))  # sentinels before `x.Timeout()`
 
-    def failure_record(self, outcome: dict[str, Any], lang: str, depth: int = 0) -> tuple[str, State | None] | None:
+    def failure_record(self, outcome: dict[str, Any], lang: str, depth: int = 0, path: str = "") -> tuple[str, State | None] | None:
         """How an outcome records a certain failure: a failure state returned, assigned or
         passed to a call, a failing terminal write (`runs.fail(id)`), or a helper whose
         body records one; with the failure state when one is named. None when it does not."""
@@ -250,12 +269,12 @@ class Outcomes:
             return None
         name = expr.get("name") or ""
         if depth < 2:
-            target = self._callee(expr.get("fn"), lang)
+            target = self._callee(expr.get("fn"), lang, path)
             if target is not None:
                 for m in self.graph.functions[target][0].markers:
                     if m.get("m") == "records":
                         for o in m.get("outcomes", ()):
-                            found = self.failure_record(o, lang, depth + 1)
+                            found = self.failure_record(o, lang, depth + 1, self.graph.functions[target][1])
                             if found:
                                 return f"{name}() → {found[0]}", found[1]
         toks = tokens(name.rsplit(".", 1)[-1])
@@ -266,13 +285,15 @@ class Outcomes:
                 return f"{name}()", None
         return None
 
-    def _callee(self, fn: Expr | None, lang: str) -> str | None:
+    def _callee(self, fn: Expr | None, lang: str, path: str = "") -> str | None:
         if not fn:
             return None
         if fn.get("k") in ("ref", "fnref"):
             sym = self.resolve(fn["sym"], lang)
             if sym in self.graph.functions:
                 return sym
+        if fn.get("k") == "method":
+            return self.graph.resolve_callee(fn, Ctx(path))
         return None
 
 

@@ -102,6 +102,15 @@ class _Function:
         self.tables = tables
         self.scope = scope
         self.found: list[dict] = []
+        self._local_types: dict[str, str] | None = None
+
+    @property
+    def local_types(self) -> dict[str, str]:
+        if self._local_types is None:
+            prefix = self.fn.sym + "."
+            self._local_types = {d.sym: d.type for d in self.ctx.facts.decls
+                                 if d.type and d.sym.startswith(prefix) and d.kind in ("local", "param")}
+        return self._local_types
 
     def run(self) -> None:
         body = self.decl.child_by_field_name("body")
@@ -332,6 +341,16 @@ class _Function:
                 sym = ref["sym"]
                 if sym.startswith(self.ctx.pfx) and sym.count(".") == self.ctx.pfx.count("."):
                     out.append(sym[len("sym:go:"):])
+                elif self.local_types.get(sym):  # `errors.As(err, &te)`: the type of `te`
+                    out.append(self.local_types[sym])
+                continue
+            if t == "qualified_type":
+                pkg, name = n.child_by_field_name("package"), n.child_by_field_name("name")
+                if pkg is not None and name is not None and self.ctx.text(pkg) in self.ctx.imports:
+                    out.append(f"{self.ctx.imports[self.ctx.text(pkg)]}.{self.ctx.text(name)}")
+                continue
+            if t == "type_identifier":
+                out.append(self.ctx.pfx[len("sym:go:"):] + self.ctx.text(n))
                 continue
             if t in ("interpreted_string_literal", "raw_string_literal", "int_literal"):
                 out.append(self.ctx.text(n))
@@ -341,6 +360,8 @@ class _Function:
 
     def add(self, form: str, at: Any, branches: list[dict]) -> None:
         if not branches or not any(b["outcomes"] for b in branches):
+            return
+        if len(branches) < 2 and not branches[0]["names"]:  # `if err != nil {…}` alone classifies nothing
             return
         line, col = self.ctx.at(at)
         self.found.append({"m": "classifier", "form": form, "line": line, "col": col, "branches": branches})

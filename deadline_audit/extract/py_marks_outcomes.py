@@ -74,6 +74,7 @@ class _State:
         self.tables: dict[str, ast.expr] = {}  # module-level dict/list/tuple tables
         self.class_at: dict[int, str] = {}
         self.relative: dict[str, str] = {}  # `from .states import RunState`
+        self.self_class: str | None = None  # the class of the function being walked
         self.owner: dict[int, str] = {}
         self._fns: dict[tuple[int, str], FunctionFact] = {}
         for fn in ctx.facts.functions:
@@ -159,7 +160,12 @@ class _State:
         if isinstance(node, ast.Call) and depth < 4:
             if isinstance(node.func, ast.Name) and node.func.id == "str" and len(node.args) == 1:
                 return self.enc(node.args[0], depth + 1)
-            return {"k": "call", "fn": self.enc(node.func, depth + 1), "name": _callee_name(node.func),
+            func = self.enc(node.func, depth + 1)
+            f = node.func
+            if self.self_class and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.value.id in ("self", "cls"):  # a method of the class being walked
+                func = {"k": "ref", "sym": f"sym:py:{self.module}.{self.self_class}.{f.attr}"}
+            return {"k": "call", "fn": func, "name": _callee_name(node.func),
                     "args": [self.enc(a, depth + 1) for a in node.args[:6]],
                     "kw": {k.arg: self.enc(k.value, depth + 1) for k in node.keywords[:6] if k.arg}}
         return {"k": "unknown", "text": _text(node)}
@@ -203,6 +209,7 @@ class _Function:
         self.found: list[dict] = []
 
     def run(self) -> None:
+        self.s.self_class = self.owner
         self.block(self.node.body)
         self.summaries()
         for marker in self.found:
@@ -386,6 +393,8 @@ class _Function:
     def add(self, form: str, at: ast.AST, branches: list[dict]) -> None:
         if not branches or not any(b["outcomes"] for b in branches):
             return
+        if len(branches) < 2 and not branches[0]["names"]:  # `if err: …` alone classifies nothing
+            return
         self.found.append({"m": "classifier", "form": form, "line": at.lineno, "col": at.col_offset + 1,
                            "branches": branches})
 
@@ -397,6 +406,9 @@ class _Function:
                    and _has_state_like(o.get("expr"))]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
+        returns = self.node.returns
+        if not (isinstance(returns, ast.Name) and returns.id == "bool") and "timeout" not in self.node.name.lower():
+            return
         for st in ast.walk(self.node):
             if isinstance(st, ast.Return) and isinstance(st.value, ast.Call) and \
                     isinstance(st.value.func, ast.Name) and st.value.func.id == "isinstance" and \
