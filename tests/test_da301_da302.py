@@ -21,6 +21,7 @@ def test_da301_go_shapes():
         ("DA301", "da301/go/deploy/classify.go", 50),  # default delegated to a helper
         ("DA301", "da301/go/grpcjob/status.go", 48),
         ("DA301", "da301/go/grpcjob/status.go", 61),
+        ("DA301", "da301/go/mirror/sync.go", 29),  # `if s, ok := states[answer]; ok` on a local map
     ]
     assert rule_findings(result, "DA302") == []
     cross = finding_at(result, "DA301", "deploy/classify.go", 15)
@@ -43,6 +44,8 @@ def test_da301_python_shapes():
         ("DA301", "da301/py/orchestra/classify.py", 15),
         ("DA301", "da301/py/orchestra/classify.py", 29),
         ("DA301", "da301/py/orchestra/classify.py", 56),  # else: self._unlisted(phase)
+        ("DA301", "da301/py/orchestra/classify.py", 68),  # `if phase in TABLE: return TABLE[phase]`
+        ("DA301", "da301/py/orchestra/classify.py", 78),  # a class-level table: self._PHASES.get
         ("DA301", "da301/py/orchestra/runner.py", 27),
         ("DA301", "da301/py/orchestra/runner.py", 41),
     ]
@@ -63,6 +66,7 @@ def test_da302_go_shapes():
         ("DA302", "da302/go/rpc/ops.go", 25),
         ("DA302", "da302/go/runs/dispatch.go", 31),
         ("DA302", "da302/go/runs/dispatch.go", 48),
+        ("DA302", "da302/go/runs/dispatch.go", 81),  # select: <-time.After(limit)
         ("DA302", "da302/go/transfer/bank.go", 29),
         ("DA302", "da302/go/transfer/bank.go", 43),
         ("DA302", "da302/go/workflow/activity.go", 28),  # errors.As(err, &te) with te *temporal.TimeoutError

@@ -61,6 +61,8 @@ class Outcomes:
         self.not_sent = {lang: list(cat.get(f"not_sent_{lang}", ())) + list(cat.get(f"local_limits_{lang}", ()))
                          for lang in ("go", "python")}
         self.not_sent_codes = {str(c) for c in cat.get("not_sent_http_codes", ())}
+        self.quiet_receivers = set(cat.get("not_state_receivers", ()))
+        self.quiet_calls = set(cat.get("not_state_calls", ()))
         self.writes = TerminalWrites(graph.catalog)
         self._py_suffix: dict[str, list[str]] | None = None
 
@@ -94,6 +96,9 @@ class Outcomes:
         for o in branch.get("outcomes", ()):
             if o.get("how") == "raise":
                 return None
+            if o.get("how") == "assign" and set(tokens(str(o.get("target", "")).rsplit(".", 1)[-1])) & \
+                    self.not_outcomes:
+                continue  # `msg = "failed"`, `level = "error"`
             for s in self.states_in(o.get("expr"), lang, o.get("how") == "call"):
                 return s, o
             if o.get("how") == "return":
@@ -123,6 +128,8 @@ class Outcomes:
         k = expr.get("k")
         if k == "call":
             out: list[State] = []
+            if self.quiet(expr.get("name") or ""):
+                return out
             for a in list(expr.get("args", ())) + list((expr.get("kw") or {}).values()):
                 s = self.state(a, lang)
                 if s is not None:
@@ -134,6 +141,13 @@ class Outcomes:
             return []
         s = self.state(expr, lang)
         return [s] if s else []
+
+    def quiet(self, name: str) -> bool:
+        """A call that only logs, formats, builds an error or counts: never a state write."""
+        parts = name.split(".")
+        return parts[-1] in self.quiet_calls or parts[-1].lower() in self.quiet_calls or \
+            any(p.lower() in self.quiet_receivers for p in parts[:-1]) or \
+            (len(parts) > 1 and "log" in parts[-2].lower()) or parts[-1].endswith(("Error", "Exception"))
 
     def state(self, expr: Expr | None, lang: str) -> State | None:
         if not expr:
@@ -155,6 +169,9 @@ class Outcomes:
             if decl is None or decl.kind not in ("const", "var"):
                 if decl is not None or not self._named_state(member):
                     return None
+            if member.startswith(("Err", "err")) or (decl is not None and decl.kind == "var" and
+                                                     decl.type in (None, "error")):
+                return None  # an error value, not a state
             group = decl.type if decl is not None and decl.type else f"{ip}.{_prefix(member)}"
         else:
             parts = qual.split(".")
@@ -261,6 +278,9 @@ class Outcomes:
         if outcome.get("how") == "raise":
             return None
         expr = outcome.get("expr") or {}
+        if outcome.get("how") == "assign" and set(tokens(str(outcome.get("target", "")).rsplit(".", 1)[-1])) & \
+                self.not_outcomes:
+            return None
         for s in self.states_in(expr, lang, outcome.get("how") == "call"):
             if s.kind == "failed":
                 return s.name, s
@@ -268,6 +288,8 @@ class Outcomes:
         if outcome.get("how") != "call" or expr.get("k") != "call":
             return None
         name = expr.get("name") or ""
+        if self.quiet(name):
+            return None
         if depth < 2:
             target = self._callee(expr.get("fn"), lang, path)
             if target is not None:

@@ -114,7 +114,17 @@ class _Function:
 
     def run(self) -> None:
         body = self.decl.child_by_field_name("body")
-        self.block(_statements(body))
+        stmts = _statements(body)
+        self.tables = dict(self.tables)
+        for st in stmts:  # the function's own `table := map[K]V{…}`
+            if st.type == "short_var_declaration":
+                left, right = st.child_by_field_name("left"), st.child_by_field_name("right")
+                if left is not None and right is not None and len(left.named_children) == 1 and \
+                        len(right.named_children) == 1 and right.named_children[0].type == "composite_literal":
+                    lit = right.named_children[0]
+                    if (lit.child_by_field_name("type") or lit).type == "map_type":
+                        self.tables[self.ctx.text(left.named_children[0])] = lit
+        self.block(stmts)
         self.summaries(body)
         for marker in self.found:
             marker["scope"] = self.scope
@@ -127,6 +137,9 @@ class _Function:
             st = stmts[i]
             t = st.type
             if t == "if_statement":
+                if i + 1 < len(stmts) and self.map_if(st, stmts[i + 1]):
+                    i += 1
+                    continue
                 if st.child_by_field_name("alternative") is None and self._ends_in_return(st):
                     end = self.if_run(stmts, i)
                     if end > i:
@@ -148,8 +161,7 @@ class _Function:
             elif t == "block":
                 self.block(_statements(st))
             elif t == "select_statement":
-                for case in st.named_children:
-                    self.block(_statements(case))
+                self.select(st)
             i += 1
 
     def if_chain(self, node: Any) -> None:
@@ -210,22 +222,49 @@ class _Function:
             self.block(_statements(case))
         self.add("switch", node, branches)
 
-    def map_lookup(self, decl: Any, nxt: Any) -> None:
-        """`st, ok := table[code]` then `if !ok { … }`."""
+    def _lookup(self, decl: Any) -> tuple[Any, str] | None:
+        """`v, ok := table[code]` on a map literal: (the literal, the name of ok)."""
+        if decl is None or decl.type != "short_var_declaration":
+            return None
         left, right = decl.child_by_field_name("left"), decl.child_by_field_name("right")
         if left is None or right is None or len(left.named_children) != 2 or len(right.named_children) != 1:
-            return
+            return None
         index = right.named_children[0]
         if index.type != "index_expression":
-            return
+            return None
         operand = index.child_by_field_name("operand")
-        if operand is None or self.ctx.text(operand) not in self.tables or nxt.type != "if_statement":
+        if operand is None or self.ctx.text(operand) not in self.tables:
+            return None
+        return self.tables[self.ctx.text(operand)], self.ctx.text(left.named_children[1])
+
+    def map_lookup(self, decl: Any, nxt: Any) -> None:
+        """`st, ok := table[code]` then `if !ok { … }`."""
+        found = self._lookup(decl)
+        if found is None or nxt.type != "if_statement":
             return
-        ok = self.ctx.text(left.named_children[1])
+        lit, ok = found
         cond = nxt.child_by_field_name("condition")
         if cond is None or self.ctx.text(cond).replace(" ", "") != f"!{ok}":
             return
-        lit = self.tables[self.ctx.text(operand)]
+        self._map_classifier(decl, lit, nxt.child_by_field_name("consequence"))
+
+    def map_if(self, st: Any, nxt: Any) -> bool:
+        """`if v, ok := table[code]; ok { return v }` then `return fallback` (or `; !ok {…}`)."""
+        found = self._lookup(st.child_by_field_name("initializer"))
+        cond = st.child_by_field_name("condition")
+        if found is None or cond is None or st.child_by_field_name("alternative") is not None:
+            return False
+        lit, ok = found
+        test = self.ctx.text(cond).replace(" ", "")
+        if test == ok and nxt.type == "return_statement":
+            self._map_classifier(st, lit, None, nxt)
+            return True
+        if test == f"!{ok}":
+            self._map_classifier(st, lit, st.child_by_field_name("consequence"))
+            return False  # what follows is ordinary code
+        return False
+
+    def _map_classifier(self, at: Any, lit: Any, fallback_block: Any, fallback_stmt: Any = None) -> None:
         body = lit.child_by_field_name("body")
         branches = []
         for el in (body.named_children if body is not None else []):
@@ -239,11 +278,29 @@ class _Function:
             branches.append({"inputs": [self.ctx.text(key)[:80]], "names": self.names(key), "line": line, "col": col,
                              "fallback": False, "outcomes": [{"how": "return", "expr": self.enc(val),
                                                               "line": line, "col": col}]})
-        cons = nxt.child_by_field_name("consequence")
-        stmts = _statements(cons)
-        if stmts:
-            branches.append(self.branch([], [], cons, stmts[0], fallback=True))
-        self.add("map", decl, branches)
+        if fallback_stmt is not None:
+            line, col = self.ctx.at(fallback_stmt)
+            branches.append({"inputs": [], "names": [], "line": line, "col": col, "fallback": True,
+                             "outcomes": self.outcomes([fallback_stmt])})
+        else:
+            stmts = _statements(fallback_block)
+            if stmts:
+                branches.append(self.branch([], [], fallback_block, stmts[0], fallback=True))
+        self.add("map", at, branches)
+
+    def select(self, node: Any) -> None:
+        """`select { case r := <-done: …; case <-time.After(d): … }`: each case's receive."""
+        branches = []
+        for case in node.named_children:
+            if case.type == "default_case":
+                continue
+            if case.type != "communication_case":
+                continue
+            comm = case.child_by_field_name("communication")
+            branches.append(self.branch([self.ctx.text(comm)[:80]] if comm is not None else [],
+                                        self.names(comm), case, case))
+            self.block(_statements(case))
+        self.add("select", node, branches)
 
     # -- branches and outcomes -------------------------------------------------------
     def branch(self, inputs: list[str], names: list[str], body: Any, at: Any, fallback: bool = False) -> dict:

@@ -57,6 +57,10 @@ def register(ctx: MarkContext, walker: Walker):
         for stmt in node.body:
             if isinstance(stmt, _FUNCS):
                 state.owner[id(stmt)] = node.name
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, (ast.Dict, ast.List, ast.Tuple)):
+                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                    if isinstance(t, ast.Name):
+                        state.class_tables[(node.name, t.id)] = stmt.value
 
     walker.enter(ast.Module, enter_module)
     walker.enter(ast.ClassDef, enter_class)
@@ -75,6 +79,7 @@ class _State:
         self.class_at: dict[int, str] = {}
         self.relative: dict[str, str] = {}  # `from .states import RunState`
         self.self_class: str | None = None  # the class of the function being walked
+        self.class_tables: dict[tuple[str, str], ast.expr] = {}  # (class, name) -> table literal
         self.owner: dict[int, str] = {}
         self._fns: dict[tuple[int, str], FunctionFact] = {}
         for fn in ctx.facts.functions:
@@ -207,6 +212,23 @@ class _Function:
         self.scope = sorted(words)
         self.owner = owner
         self.found: list[dict] = []
+        self.tables = dict(state.tables)  # module tables, then the function's own literals
+        for st in node.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
+                    isinstance(st.value, (ast.Dict, ast.List, ast.Tuple)):
+                self.tables[st.targets[0].id] = st.value
+
+    def table(self, node: ast.AST) -> ast.expr | None:
+        """The literal a name stands for: a local, module or class table."""
+        if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+            return node
+        if isinstance(node, ast.Name):
+            return self.tables.get(node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = self.owner if node.value.id in ("self", "cls") else node.value.id
+            if owner:
+                return self.s.class_tables.get((owner, node.attr))
+        return None
 
     def run(self) -> None:
         self.s.self_class = self.owner
@@ -224,6 +246,10 @@ class _Function:
         while i < len(stmts):
             st = stmts[i]
             if isinstance(st, ast.If):
+                if not st.orelse and i + 1 < len(stmts) and isinstance(stmts[i + 1], ast.Return) and \
+                        self.membership(st, stmts[i + 1]):
+                    i += 1
+                    continue
                 if not st.orelse and _ends_in_return(st.body):
                     run_end = self.if_run(stmts, i)
                     if run_end > i:
@@ -306,7 +332,8 @@ class _Function:
 
     def loop_table(self, loop: ast.For, after: ast.Return) -> None:
         """`for exc_type, state in TABLE: if isinstance(exc, exc_type): return state`."""
-        if not isinstance(loop.iter, ast.Name) or loop.iter.id not in self.s.tables:
+        table = self.table(loop.iter)
+        if table is None or isinstance(loop.iter, (ast.Dict, ast.List, ast.Tuple)):
             return
         if not (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2 and
                 all(isinstance(e, ast.Name) for e in loop.target.elts)):
@@ -316,8 +343,7 @@ class _Function:
                           for n in ast.walk(loop))
         if not returns_val:
             return
-        table = self.s.tables[loop.iter.id]
-        if not isinstance(table, (ast.List, ast.Tuple)):
+        if isinstance(table, ast.Dict):  # `for exc_type, state in TABLE.items()` is not this shape
             return
         branches = []
         for item in table.elts:
@@ -329,24 +355,39 @@ class _Function:
         branches.append(self.branch([], [], [after], after, fallback=True))
         self.add("table", loop, branches)
 
+    def membership(self, st: ast.If, after: ast.Return) -> bool:
+        """`if code in TABLE: return TABLE[code]` then `return default`."""
+        test = st.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In)):
+            return False
+        table = self.table(test.comparators[0])
+        if not isinstance(table, ast.Dict) or not _ends_in_return(st.body):
+            return False
+        branches = self.dict_branches(table)
+        branches.append(self.branch([], [], [after], after, fallback=True))
+        self.add("get", st, branches)
+        return True
+
+    def dict_branches(self, table: ast.Dict) -> list[dict]:
+        branches = []
+        for k, v in zip(table.keys, table.values):
+            if k is None:
+                continue
+            branches.append({"inputs": [_text(k)], "names": self.s.names_in(k), "line": v.lineno,
+                             "col": v.col_offset + 1, "fallback": False,
+                             "outcomes": [self.outcome("return", self.s.enc(v), v)]})
+        return branches
+
     def gets(self, st: ast.stmt) -> None:
         """`TABLE.get(code, default)` on a module-level dict (or a dict literal)."""
         for n in _shallow_calls(st):
             f = n.func
             if not (isinstance(f, ast.Attribute) and f.attr == "get" and len(n.args) == 2):
                 continue
-            table = f.value
-            if isinstance(table, ast.Name):
-                table = self.s.tables.get(table.id)
+            table = self.table(f.value)
             if not isinstance(table, ast.Dict):
                 continue
-            branches = []
-            for k, v in zip(table.keys, table.values):
-                if k is None:
-                    continue
-                branches.append({"inputs": [_text(k)], "names": self.s.names_in(k), "line": v.lineno,
-                                 "col": v.col_offset + 1, "fallback": False,
-                                 "outcomes": [self.outcome("return", self.s.enc(v), v)]})
+            branches = self.dict_branches(table)
             default = n.args[1]
             branches.append({"inputs": [], "names": [], "line": default.lineno, "col": default.col_offset + 1,
                              "fallback": True, "outcomes": [self.outcome("return", self.s.enc(default), default)]})
