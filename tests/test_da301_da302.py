@@ -60,13 +60,15 @@ def test_da302_go_shapes():
     # timeout helper (isTimeout: os.ErrDeadlineExceeded / net.Error.Timeout) whose branch
     # calls store.MarkFailed (a helper that records failure); net.Error.Timeout(); HTTP 504;
     # gRPC codes.DeadlineExceeded. Silent: HTTP 408, a semaphore wait, a timeout recorded
-    # as unknown next to a log line saying "failed", a lone `if err != nil`.
+    # as unknown next to a log line saying "failed", a lone `if err != nil`, a negated
+    # timeout test, a helper that starts from failed and always overwrites it.
     result = analyse("da302/go")
     assert rule_findings(result, "DA302") == [
         ("DA302", "da302/go/rpc/ops.go", 25),
         ("DA302", "da302/go/runs/dispatch.go", 31),
         ("DA302", "da302/go/runs/dispatch.go", 48),
         ("DA302", "da302/go/runs/dispatch.go", 81),  # select: <-time.After(limit)
+        ("DA302", "da302/go/runs/dispatch.go", 132),  # return giveUp(r) -> store.MarkFailed -> RunFailed
         ("DA302", "da302/go/transfer/bank.go", 29),
         ("DA302", "da302/go/transfer/bank.go", 43),
         ("DA302", "da302/go/workflow/activity.go", 28),  # errors.As(err, &te) with te *temporal.TimeoutError
@@ -85,7 +87,8 @@ def test_da302_python_shapes():
     # isinstance on requests.ReadTimeout / concurrent.futures.TimeoutError (imported under
     # an alias) -> "failed"; WriteTimeout -> a helper whose body writes FAILED. Silent:
     # ConnectTimeout, PoolTimeout, requests.ConnectTimeout, httpx.TimeoutException recorded
-    # as in doubt after a log line saying "failed", Celery's SoftTimeLimitExceeded.
+    # as in doubt after a log line saying "failed", Celery's SoftTimeLimitExceeded, a log
+    # event named "payment_failed", `if not isinstance(exc, TimeoutError)`.
     result = analyse("da302/py")
     assert rule_findings(result, "DA302") == [
         ("DA302", "da302/py/payments/acquirer.py", 28),

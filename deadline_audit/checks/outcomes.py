@@ -285,7 +285,7 @@ class Outcomes:
             if s.kind == "failed":
                 return s.name, s
             return None
-        if outcome.get("how") != "call" or expr.get("k") != "call":
+        if outcome.get("how") not in ("call", "return") or expr.get("k") != "call":
             return None
         name = expr.get("name") or ""
         if self.quiet(name):

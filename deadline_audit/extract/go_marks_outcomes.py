@@ -383,6 +383,10 @@ class _Function:
         while stack and len(out) < 16:
             n = stack.pop()
             t = n.type
+            if t == "unary_expression" and self.ctx.text(n).startswith("!"):
+                # `!errors.Is(err, context.DeadlineExceeded)`: the branch is for the others
+                out.extend("!" + name for name in self.names(n.named_children[-1]) if not name.startswith("!"))
+                continue
             if t == "selector_expression":
                 operand, field = n.child_by_field_name("operand"), n.child_by_field_name("field")
                 if operand is not None and operand.type == "identifier" and self.ctx.text(operand) in self.ctx.imports:
@@ -425,8 +429,16 @@ class _Function:
 
     def summaries(self, body: Any) -> None:
         stmts = _statements(body)
+        holders = set(self.fn.param_names)  # writes that outlive the call: fields of params, receiver
+        receiver = self.decl.child_by_field_name("receiver")
+        if receiver is not None:
+            for p in receiver.named_children:
+                name = p.child_by_field_name("name")
+                if name is not None:
+                    holders.add(self.ctx.text(name))
         records = [o for o in self.outcomes([s for s in stmts if s.type != "return_statement"])
-                   if o["how"] in ("assign", "call")]
+                   if o["how"] == "call" or (o["how"] == "assign" and "." in o.get("target", "") and
+                                             o["target"].split(".", 1)[0] in holders)]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
         result = self.decl.child_by_field_name("result")

@@ -183,6 +183,10 @@ class _State:
         stack = [node]
         while stack:
             n = stack.pop()
+            if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+                # `not isinstance(exc, TimeoutError)`: the branch is for the others
+                out.extend("!" + name for name in self.names_in(n.operand) if not name.startswith("!"))
+                continue
             if isinstance(n, (ast.Name, ast.Attribute)):
                 dotted = self.dotted(n)
                 if dotted is not None:
@@ -443,8 +447,11 @@ class _Function:
         body = self.node.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]
-        records = [o for o in self.outcomes(body) if o["how"] in ("assign", "call")
-                   and _has_state_like(o.get("expr"))]
+        a = self.node.args
+        holders = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}  # fields of params, self
+        records = [o for o in self.outcomes(body) if _has_state_like(o.get("expr")) and (
+            o["how"] == "call" or (o["how"] == "assign" and "." in o.get("target", "") and
+                                   o["target"].split(".", 1)[0] in holders))]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
         returns = self.node.returns
