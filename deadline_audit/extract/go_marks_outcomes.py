@@ -40,7 +40,10 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         fn = ctx.function_at(body) if body is not None else None
         if fn is None:
             continue
-        _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns)).run()
+        try:
+            _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns)).run()
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            continue  # an odd function is not classified; the others are
 
 
 def _map_tables(root: Any, ctx: GoMarkContext) -> dict[str, Any]:

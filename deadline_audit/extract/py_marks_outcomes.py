@@ -49,8 +49,12 @@ def register(ctx: MarkContext, walker: Walker):
 
     def enter_fn(node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         fn = state.fact_for(node)
-        if fn is not None:
+        if fn is None:
+            return
+        try:
             _Function(state, fn, node).run()
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            pass  # an odd function is not classified; the other passes and functions go on
 
     def enter_class(node: ast.ClassDef) -> None:
         state.class_at[node.lineno] = node.name
