@@ -26,7 +26,9 @@ def test_da301_go_shapes():
     assert rule_findings(result, "DA302") == []
     cross = finding_at(result, "DA301", "deploy/classify.go", 15)
     assert "state.DeployFailed" in cross.message and "state.DeployUnknown (already declared)" in cross.message
-    assert [rel(r.location) for r in cross.related] == [("da301/go/deploy/classify.go", 8)]
+    # the classifier, then the declarations of the failure state and of the uncertain one
+    assert [rel(r.location) for r in cross.related] == [
+        ("da301/go/deploy/classify.go", 8), ("da301/go/state/states.go", 10), ("da301/go/state/states.go", 11)]
     iota = finding_at(result, "DA301", "backup/backup.go", 36)
     assert "backup.PhaseLost" in iota.message  # the uncertain member of the same iota group
     grpc = finding_at(result, "DA301", "grpcjob/status.go", 48)
@@ -77,7 +79,8 @@ def test_da302_go_shapes():
     helper = finding_at(result, "DA302", "runs/dispatch.go", 48)
     assert "store.MarkFailed() → store.RunFailed" in helper.message
     assert "os.ErrDeadlineExceeded" in helper.message and "store.RunUnknown" in helper.message
-    assert [rel(r.location) for r in helper.related] == [("da302/go/runs/dispatch.go", 47)]
+    assert [rel(r.location) for r in helper.related] == [
+        ("da302/go/runs/dispatch.go", 47), ("da302/go/store/states.go", 8), ("da302/go/store/states.go", 9)]
     bank = finding_at(result, "DA302", "transfer/bank.go", 43)
     assert "transfer.TransferNeedsReconciliation" in bank.message
 

@@ -66,7 +66,8 @@ def _fallback_failure(oc: Outcomes, c: Classifier):
 
 def _finding(oc: Outcomes, c: Classifier, state: State, line: int, col: int, listed, states) -> Finding:
     fname = c.fn.sym.rsplit(".", 1)[-1]
-    sibling = oc.uncertain_sibling(state, c.lang)
+    sibling = oc.uncertain_sibling(state, c.lang) or next(
+        (s.name for s, _ in states if s.kind == "uncertain"), None)
     form = c.marker.get("form")
     what = {"get": "the default of the lookup", "table": "the return after the table",
             "except": "the catch-all handler", "if": "the final branch"}.get(form, "the fallback branch")
@@ -79,6 +80,11 @@ def _finding(oc: Outcomes, c: Classifier, state: State, line: int, col: int, lis
                f"List the codes that prove the work never started and {instead}.")
     related = [Related(f"classifier {fname} (listed: {', '.join(sorted({s.name for s, _ in states}))})",
                        location(c.path, c.marker["line"], c.marker["col"]))]
+    for label, sym in ((f"{state.name} is declared here", state.sym),
+                       (f"{sibling} is declared here", oc.sibling_sym(state, c.lang))):
+        where = oc.declared_at(sym)
+        if where is not None:
+            related.append(Related(label, where))
     fix = (f"Keep {state.name} for the codes that prove nothing ran; make the fallback "
            f"{sibling or 'an uncertain state'} and let a reconciler find out what happened.")
     return Finding(RULE_ID, RULE_NAME, SEVERITY, message, location(c.path, line, col), related, [], fix)

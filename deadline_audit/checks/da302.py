@@ -74,6 +74,12 @@ def _finding(oc: Outcomes, c: Classifier, branch, outcome, timeouts, why: str, f
                f"(connect, pool or dial timeouts, a permit wait before the work started).")
     related = [Related(f"the timeout branch: {', '.join(branch.get('inputs', ())[:3]) or timeout}",
                        location(c.path, branch["line"], branch["col"]))]
+    if failed is not None:
+        for label, sym in ((f"{failed.name} is declared here", failed.sym),
+                           (f"{sibling} is declared here", oc.sibling_sym(failed, c.lang))):
+            where = oc.declared_at(sym)
+            if where is not None:
+                related.append(Related(label, where))
     fix = f"In the {timeout} branch, {instead}; let a reconciler find out what really happened."
     return Finding(RULE_ID, RULE_NAME, SEVERITY, message, location(c.path, outcome["line"], outcome["col"]),
                    related, [], fix)

@@ -65,6 +65,7 @@ class Outcomes:
         self.quiet_calls = set(cat.get("not_state_calls", ()))
         self.writes = TerminalWrites(graph.catalog)
         self._py_suffix: dict[str, list[str]] | None = None
+        self._sibling_syms: dict[str, str] = {}
 
     # -- classifiers --------------------------------------------------------------
     def classifiers(self) -> Iterator[Classifier]:
@@ -225,6 +226,18 @@ class Outcomes:
             return hits[0]
         return sym
 
+    def declared_at(self, sym: str | None) -> Location | None:
+        """Where a state is declared, for the finding's evidence."""
+        decl = self.graph.decls.get(sym or "")
+        path = self.graph.decl_path.get(sym or "")
+        if decl is None or path is None:
+            return None
+        return Location(path, decl.span.line, decl.span.column)
+
+    def sibling_sym(self, state: State, lang: str) -> str | None:
+        name = self.uncertain_sibling(state, lang)
+        return self._sibling_syms.get(name) if name else None
+
     def uncertain_sibling(self, state: State, lang: str) -> str | None:
         """An uncertain state declared in the same group (enum, Go type, const prefix)."""
         if state.group is None:
@@ -249,6 +262,7 @@ class Outcomes:
             value = self.value_of(sym)
             if self.kind_of(member) == "uncertain" or (isinstance(value, str) and self.kind_of(value) == "uncertain"):
                 found.append((0 if "unknown" in member.lower() else 1, display))
+                self._sibling_syms[display] = sym
         return sorted(found)[0][1] if found else None
 
     # -- timeouts -----------------------------------------------------------------
