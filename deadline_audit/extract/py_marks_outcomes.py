@@ -415,7 +415,8 @@ class _Function:
             if len(out) >= _MAX_OUTCOMES:
                 break
             if isinstance(st, ast.Return):
-                out.append(self.outcome("return", self.s.enc(st.value), st))
+                values = st.value.elts[:3] if isinstance(st.value, ast.Tuple) and st.value.elts else [st.value]
+                out.extend(self.outcome("return", self.s.enc(v), st) for v in values)  # `return State.X, why`
                 break
             if isinstance(st, ast.Raise):
                 out.append({"how": "raise", "line": st.lineno, "col": st.col_offset + 1})
