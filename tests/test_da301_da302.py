@@ -48,6 +48,8 @@ def test_da301_python_shapes():
         ("DA301", "da301/py/orchestra/classify.py", 56),  # else: self._unlisted(phase)
         ("DA301", "da301/py/orchestra/classify.py", 68),  # `if phase in TABLE: return TABLE[phase]`
         ("DA301", "da301/py/orchestra/classify.py", 78),  # a class-level table: self._PHASES.get
+        ("DA301", "da301/py/orchestra/classify.py", 91),  # TABLE.get(code) or JobState.FAILED
+        ("DA301", "da301/py/orchestra/classify.py", 95),  # TABLE[code] if code in TABLE else FAILED
         ("DA301", "da301/py/orchestra/runner.py", 27),
         ("DA301", "da301/py/orchestra/runner.py", 41),
     ]
@@ -71,6 +73,7 @@ def test_da302_go_shapes():
         ("DA302", "da302/go/runs/dispatch.go", 48),
         ("DA302", "da302/go/runs/dispatch.go", 81),  # select: <-time.After(limit)
         ("DA302", "da302/go/runs/dispatch.go", 132),  # return giveUp(r) -> store.MarkFailed -> RunFailed
+        ("DA302", "da302/go/runs/dispatch.go", 140),  # store.FailRun: UPDATE runs SET status = 'failed'
         ("DA302", "da302/go/transfer/bank.go", 29),
         ("DA302", "da302/go/transfer/bank.go", 43),
         ("DA302", "da302/go/workflow/activity.go", 28),  # errors.As(err, &te) with te *temporal.TimeoutError

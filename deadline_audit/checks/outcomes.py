@@ -24,6 +24,7 @@ from deadline_audit.graph import Ctx, TimeoutGraph
 from deadline_audit.terminal_writes import TerminalWrites, tokens
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,40}$")
+_SQL_STATE = re.compile(r"(?i)\bset\b.*?\b(status|state|outcome|phase)\s*=\s*'([A-Za-z_]+)'")
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,10 @@ class Outcomes:
         name = expr.get("name") or ""
         if self.quiet(name):
             return None
+        for a in expr.get("args", ()):  # SQL: `UPDATE jobs SET status = 'failed' …`
+            m = _SQL_STATE.search(a.get("v", "")) if a.get("k") == "str" else None
+            if m and self.kind_of(m.group(2)) == "failed":
+                return f"{m.group(1)} = '{m.group(2)}'", None
         if depth < 2:
             target = self._callee(expr.get("fn"), lang, path)
             if target is not None:

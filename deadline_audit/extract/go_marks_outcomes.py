@@ -439,9 +439,9 @@ class _Function:
                 name = p.child_by_field_name("name")
                 if name is not None:
                     holders.add(self.ctx.text(name))
-        records = [o for o in self.outcomes([s for s in stmts if s.type != "return_statement"])
-                   if o["how"] == "call" or (o["how"] == "assign" and "." in o.get("target", "") and
-                                             o["target"].split(".", 1)[0] in holders)]
+        records = [o for o in self.outcomes(stmts)
+                   if o["how"] == "call" or (o["how"] == "return" and o["expr"].get("k") == "call") or
+                   (o["how"] == "assign" and "." in o.get("target", "") and o["target"].split(".", 1)[0] in holders)]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
         result = self.decl.child_by_field_name("result")

@@ -387,16 +387,16 @@ class _Function:
         return branches
 
     def gets(self, st: ast.stmt) -> None:
-        """`TABLE.get(code, default)` on a module-level dict (or a dict literal)."""
-        for n in _shallow_calls(st):
-            f = n.func
-            if not (isinstance(f, ast.Attribute) and f.attr == "get" and len(n.args) == 2):
+        """`TABLE.get(code, default)` on a module-level dict (or a dict literal), also written
+        `TABLE.get(code) or default` and `TABLE[code] if code in TABLE else default`."""
+        for n, default in _lookups(st):
+            f = n.func if isinstance(n, ast.Call) else None
+            if f is not None and not (isinstance(f, ast.Attribute) and f.attr == "get"):
                 continue
-            table = self.table(f.value)
+            table = self.table(f.value if f is not None else n.value)
             if not isinstance(table, ast.Dict):
                 continue
             branches = self.dict_branches(table)
-            default = n.args[1]
             branches.append({"inputs": [], "names": [], "line": default.lineno, "col": default.col_offset + 1,
                              "fallback": True, "outcomes": [self.outcome("return", self.s.enc(default), default)]})
             marker = {"m": "classifier", "form": "get", "line": n.lineno, "col": n.col_offset + 1,
@@ -455,8 +455,8 @@ class _Function:
         a = self.node.args
         holders = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}  # fields of params, self
         records = [o for o in self.outcomes(body) if _has_state_like(o.get("expr")) and (
-            o["how"] == "call" or (o["how"] == "assign" and "." in o.get("target", "") and
-                                   o["target"].split(".", 1)[0] in holders))]
+            o["how"] == "call" or (o["how"] == "return" and o["expr"].get("k") == "call") or
+            (o["how"] == "assign" and "." in o.get("target", "") and o["target"].split(".", 1)[0] in holders))]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
         returns = self.node.returns
@@ -483,7 +483,20 @@ def _has_state_like(expr: Expr | None) -> bool:
     return False
 
 
-def _shallow_calls(st: ast.stmt):
+def _lookups(st: ast.stmt):
+    """(lookup, default) pairs in a statement's own expressions."""
+    for n in _shallow_calls(st, (ast.Call, ast.BoolOp, ast.IfExp)):
+        if isinstance(n, ast.Call) and len(n.args) == 2:
+            yield n, n.args[1]
+        elif isinstance(n, ast.BoolOp) and isinstance(n.op, ast.Or) and len(n.values) == 2 and \
+                isinstance(n.values[0], ast.Call) and len(n.values[0].args) == 1:
+            yield n.values[0], n.values[1]
+        elif isinstance(n, ast.IfExp) and isinstance(n.body, ast.Subscript) and \
+                isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 and isinstance(n.test.ops[0], ast.In):
+            yield n.body, n.orelse
+
+
+def _shallow_calls(st: ast.stmt, kinds: tuple = (ast.Call,)):
     """Calls in a statement's own expressions (not in nested blocks or functions)."""
     roots: list[ast.AST] = []
     if isinstance(st, (ast.Return, ast.Expr)) and st.value is not None:
@@ -495,7 +508,7 @@ def _shallow_calls(st: ast.stmt):
     stack = roots
     while stack:
         n = stack.pop()
-        if isinstance(n, ast.Call):
+        if isinstance(n, kinds):
             yield n
         if isinstance(n, (ast.Lambda,)):
             continue
