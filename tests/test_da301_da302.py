@@ -21,6 +21,7 @@ def test_da301_go_shapes():
         ("DA301", "da301/go/deploy/classify.go", 50),  # default delegated to a helper
         ("DA301", "da301/go/grpcjob/status.go", 48),
         ("DA301", "da301/go/grpcjob/status.go", 61),
+        ("DA301", "da301/go/grpcjob/status.go", 74),  # no default: the return after the switch
         ("DA301", "da301/go/mirror/sync.go", 29),  # `if s, ok := states[answer]; ok` on a local map
     ]
     assert rule_findings(result, "DA302") == []
@@ -50,6 +51,8 @@ def test_da301_python_shapes():
         ("DA301", "da301/py/orchestra/classify.py", 78),  # a class-level table: self._PHASES.get
         ("DA301", "da301/py/orchestra/classify.py", 91),  # TABLE.get(code) or JobState.FAILED
         ("DA301", "da301/py/orchestra/classify.py", 95),  # TABLE[code] if code in TABLE else FAILED
+        ("DA301", "da301/py/orchestra/classify.py", 101),  # try: TABLE[code] / except KeyError
+        ("DA301", "da301/py/orchestra/classify.py", 112),  # match without case _: the return after it
         ("DA301", "da301/py/orchestra/runner.py", 27),
         ("DA301", "da301/py/orchestra/runner.py", 41),
     ]

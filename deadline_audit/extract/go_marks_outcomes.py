@@ -152,7 +152,7 @@ class _Function:
                         continue
                 self.if_chain(st)
             elif t in ("expression_switch_statement", "type_switch_statement"):
-                self.switch(st)
+                self.switch(st, stmts[i + 1] if i + 1 < len(stmts) else None)
             elif t == "short_var_declaration" and i + 1 < len(stmts):
                 self.map_lookup(st, stmts[i + 1])
             elif t in ("for_statement", "labeled_statement"):
@@ -207,7 +207,9 @@ class _Function:
         stmts = _statements(node.child_by_field_name("consequence"))
         return bool(stmts) and stmts[-1].type == "return_statement"
 
-    def switch(self, node: Any) -> None:
+    def switch(self, node: Any, after: Any = None) -> None:
+        """A `switch`; without `default:`, a `return` right after it whose cases all return
+        is the fallback (`switch code {case …: return X}; return StatusFailed`)."""
         branches = []
         for case in node.named_children:
             if case.type == "default_case":
@@ -223,6 +225,12 @@ class _Function:
             else:
                 continue
             self.block(_statements(case))
+        if after is not None and after.type == "return_statement" and branches and \
+                not any(b["fallback"] for b in branches) and \
+                all(b["outcomes"] and b["outcomes"][-1]["how"] == "return" for b in branches):
+            line, col = self.ctx.at(after)
+            branches.append({"inputs": [], "names": [], "line": line, "col": col, "fallback": True,
+                             "outcomes": self.outcomes([after])})
         self.add("switch", node, branches)
 
     def _lookup(self, decl: Any) -> tuple[Any, str] | None:

@@ -267,9 +267,10 @@ class _Function:
                         continue
                 self.if_chain(st)
             elif isinstance(st, ast.Match):
-                self.match(st)
+                self.match(st, stmts[i + 1] if i + 1 < len(stmts) else None)
             elif isinstance(st, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                self.try_(st)
+                if not self.key_lookup(st):
+                    self.try_(st)
             elif isinstance(st, (ast.For, ast.AsyncFor)) and i + 1 < len(stmts) and \
                     isinstance(stmts[i + 1], ast.Return):
                 self.loop_table(st, stmts[i + 1])
@@ -311,7 +312,23 @@ class _Function:
         self.add("if", stmts[start], branches)
         return j
 
-    def match(self, node: ast.Match) -> None:
+    def key_lookup(self, node: ast.Try) -> bool:
+        """`try: return TABLE[code]` / `except KeyError: return default`."""
+        if len(node.body) != 1 or len(node.handlers) != 1 or node.orelse or node.finalbody:
+            return False
+        ret, h = node.body[0], node.handlers[0]
+        if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Subscript)) or \
+                not (isinstance(h.type, ast.Name) and h.type.id in ("KeyError", "LookupError")):
+            return False
+        table = self.table(ret.value.value)
+        if not isinstance(table, ast.Dict):
+            return False
+        branches = self.dict_branches(table)
+        branches.append(self.branch([], [], h.body, h, fallback=True))
+        self.add("get", node, branches)
+        return True
+
+    def match(self, node: ast.Match, after: ast.stmt | None = None) -> None:
         branches = []
         for case in node.cases:
             pat = case.pattern
@@ -320,6 +337,9 @@ class _Function:
             names = [] if wildcard else self.s.names_in(pat)
             branches.append(self.branch(inputs, names, case.body, pat, fallback=wildcard))
             self.block(case.body)
+        if isinstance(after, ast.Return) and branches and not any(b["fallback"] for b in branches) and \
+                all(_ends_in_return(c.body) for c in node.cases):  # no `case _:`: what follows is the fallback
+            branches.append(self.branch([], [], [after], after, fallback=True))
         self.add("match", node, branches)
 
     def try_(self, node: ast.Try) -> None:
