@@ -21,7 +21,7 @@ from typing import Any, Iterator
 from deadline_audit.facts import Expr, FunctionFact
 from deadline_audit.findings import Location
 from deadline_audit.graph import Ctx, TimeoutGraph
-from deadline_audit.terminal_writes import TerminalWrites, tokens
+from deadline_audit.terminal_writes import tokens
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,40}$")
 _SQL_STATE = re.compile(r"(?i)\bset\b.*?\b(status|state|outcome|phase)\s*=\s*'([A-Za-z_]+)'")
@@ -64,7 +64,6 @@ class Outcomes:
         self.not_sent_codes = {str(c) for c in cat.get("not_sent_http_codes", ())}
         self.quiet_receivers = set(cat.get("not_state_receivers", ()))
         self.quiet_calls = set(cat.get("not_state_calls", ()))
-        self.writes = TerminalWrites(graph.catalog)
         self._py_suffix: dict[str, list[str]] | None = None
         self._sibling_syms: dict[str, str] = {}
 
@@ -95,7 +94,8 @@ class Outcomes:
     # -- states -------------------------------------------------------------------
     def branch_state(self, branch: dict[str, Any], lang: str, path: str = "") -> tuple[State, dict[str, Any]] | None:
         """The first state a branch returns, assigns or passes on, with its outcome."""
-        for o in branch.get("outcomes", ()):
+        outcomes = branch.get("outcomes", ())
+        for i, o in enumerate(outcomes):
             if o.get("how") == "raise":
                 return None
             if o.get("how") == "assign" and set(tokens(str(o.get("target", "")).rsplit(".", 1)[-1])) & \
@@ -105,7 +105,11 @@ class Outcomes:
                 return s, o
             if o.get("how") == "return":
                 s = self.returned_state(o.get("expr"), lang, path)
-                return (s, o) if s is not None else None
+                if s is not None:
+                    return s, o
+                more = i + 1 < len(outcomes) and outcomes[i + 1].get("how") == "return"
+                if not more:  # `return nil, StatusFailed`: the other results of the same return
+                    return None
         return None
 
     def returned_state(self, expr: Expr | None, lang: str, path: str = "") -> State | None:

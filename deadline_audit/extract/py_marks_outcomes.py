@@ -493,14 +493,8 @@ class _Function:
 
 
 def _has_state_like(expr: Expr | None) -> bool:
-    if not expr:
-        return False
-    k = expr.get("k")
-    if k in ("ref", "str"):
-        return True
-    if k == "call":
-        return True
-    return False
+    """A constant, a string or a call: what may carry a state (not a local or a number)."""
+    return bool(expr) and expr.get("k") in ("ref", "str", "call")
 
 
 def _lookups(st: ast.stmt):
