@@ -73,6 +73,7 @@ def test_da302_go_shapes():
     result = analyse("da302/go")
     assert rule_findings(result, "DA302") == [
         ("DA302", "da302/go/rpc/ops.go", 25),
+        ("DA302", "da302/go/rpc/ops.go", 34),  # the second result of `return "…", OpFailed`
         ("DA302", "da302/go/runs/dispatch.go", 31),
         ("DA302", "da302/go/runs/dispatch.go", 48),
         ("DA302", "da302/go/runs/dispatch.go", 81),  # select: <-time.After(limit)

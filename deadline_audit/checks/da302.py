@@ -31,13 +31,15 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             timeouts = oc.timeout_names(branch, c.lang)
             if not timeouts:
                 continue
-            for outcome in branch.get("outcomes", ()):
+            outcomes = branch.get("outcomes", ())
+            for i, outcome in enumerate(outcomes):
                 found = oc.failure_record(outcome, c.lang, path=c.path)
                 if outcome.get("how") == "raise":
                     break
                 if found is None:
-                    if outcome.get("how") == "return":
-                        break
+                    if outcome.get("how") == "return" and not (
+                            i + 1 < len(outcomes) and outcomes[i + 1].get("line") == outcome.get("line")):
+                        break  # the branch ends here (unless the return has more results)
                     continue
                 states = [s for b in c.branches for s in [oc.branch_state(b, c.lang, c.path)] if s]
                 why, failed = found
@@ -67,7 +69,8 @@ def _finding(oc: Outcomes, c: Classifier, branch, outcome, timeouts, why: str, f
                 break
     if sibling is None:
         sibling = next((s.name for s, _ in states if s.kind == "uncertain"), None)
-    instead = f"record {sibling} instead" if sibling else "record an uncertain state instead (unknown / needs reconciliation)"
+    instead = (f"record {sibling} instead" if sibling else
+               "record an uncertain state instead (unknown / needs reconciliation)")
     message = (f"{fname} records a timeout ({timeout}) as a certain failure ({why}): a timeout says we stopped "
                f"listening, not that the work stopped — it may still be running and succeed later. "
                f"{instead[:1].upper()}{instead[1:]}, and keep failed for the errors that prove nothing was sent "

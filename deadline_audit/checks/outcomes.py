@@ -290,7 +290,8 @@ class Outcomes:
                 hits.append(n)
         return sorted(hits, key=lambda n: n.startswith("()"))  # sentinels before `x.Timeout()`
 
-    def failure_record(self, outcome: dict[str, Any], lang: str, depth: int = 0, path: str = "") -> tuple[str, State | None] | None:
+    def failure_record(self, outcome: dict[str, Any], lang: str, depth: int = 0,
+                       path: str = "") -> tuple[str, State | None] | None:
         """How an outcome records a certain failure: a failure state returned, assigned or
         passed to a call, a failing terminal write (`runs.fail(id)`), or a helper whose
         body records one; with the failure state when one is named. None when it does not."""

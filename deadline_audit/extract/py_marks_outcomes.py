@@ -61,7 +61,8 @@ def register(ctx: MarkContext, walker: Walker):
         for stmt in node.body:
             if isinstance(stmt, _FUNCS):
                 state.owner[id(stmt)] = node.name
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, (ast.Dict, ast.List, ast.Tuple)):
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
+                    isinstance(stmt.value, (ast.Dict, ast.List, ast.Tuple)):
                 for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
                     if isinstance(t, ast.Name):
                         state.class_tables[(node.name, t.id)] = stmt.value
