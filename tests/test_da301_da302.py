@@ -56,9 +56,12 @@ def test_da301_python_shapes():
         ("DA301", "da301/py/orchestra/classify.py", 112),  # match without case _: the return after it
         ("DA301", "da301/py/orchestra/runner.py", 27),
         ("DA301", "da301/py/orchestra/runner.py", 41),
+        ("DA301", "da301/py/orchestra/states.py", 31),  # Enum._missing_ returns cls.FAILED
     ]
     get = finding_at(result, "DA301", "orchestra/classify.py", 15)
     assert "JobState.FAILED" in get.message and "JobState.UNKNOWN (already declared)" in get.message
+    missing = finding_at(result, "DA301", "orchestra/states.py", 31)
+    assert "DeploymentPhase._missing_" in missing.message and "declare one" in missing.message
     match = finding_at(result, "DA301", "orchestra/classify.py", 29)
     assert "ExportStatus.NEEDS_RECONCILIATION" in match.message
 

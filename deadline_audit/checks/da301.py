@@ -18,7 +18,7 @@ from deadline_audit.graph import TimeoutGraph
 
 RULE_ID, RULE_NAME, SEVERITY = "DA301", "failed-by-default", "warning"
 
-_FORMS = ("if", "match", "switch", "get", "table", "except", "map")
+_FORMS = ("if", "match", "switch", "get", "table", "except", "map", "enum")
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
@@ -68,10 +68,13 @@ def _fallback_failure(oc: Outcomes, c: Classifier):
 
 def _finding(oc: Outcomes, c: Classifier, state: State, line: int, col: int, listed, states) -> Finding:
     fname = c.fn.sym.rsplit(".", 1)[-1]
+    if c.marker.get("owner"):
+        fname = f"{c.marker['owner']}.{fname}"
     sibling = oc.uncertain_sibling(state, c.lang) or next(
         (s.name for s, _ in states if s.kind == "uncertain"), None)
     form = c.marker.get("form")
     what = {"get": "the default of the lookup", "table": "the return after the table",
+            "enum": "the member every undeclared value becomes",
             "except": "the catch-all handler", "if": "the final branch"}.get(form, "the fallback branch")
     n = len({i for b in listed for i in b.get("inputs", ())})
     instead = (f"default to {sibling} (already declared)" if sibling else

@@ -58,6 +58,10 @@ def register(ctx: MarkContext, walker: Walker):
 
     def enter_class(node: ast.ClassDef) -> None:
         state.class_at[node.lineno] = node.name
+        try:
+            _enum_missing(state, node)
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            pass
         for stmt in node.body:
             if isinstance(stmt, _FUNCS):
                 state.owner[id(stmt)] = node.name
@@ -491,6 +495,34 @@ class _Function:
                 if names:
                     self.fn.markers.append({"m": "timeout_test", "names": names})
                 break
+
+
+def _enum_missing(state: _State, node: ast.ClassDef) -> None:
+    """`class RunState(Enum): … def _missing_(cls, value): return cls.FAILED`: every value
+    nobody declared becomes that member — a classifier whose fallback is `_missing_`."""
+    if not any((_callee_name(b).rsplit(".", 1)[-1]).endswith("Enum") for b in node.bases):
+        return
+    members = [st for st in node.body if isinstance(st, ast.Assign) and len(st.targets) == 1
+               and isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Constant)]
+    missing = next((st for st in node.body if isinstance(st, _FUNCS) and st.name == "_missing_"), None)
+    if missing is None or len(members) < 2:
+        return
+    fn = state.fact_for(missing)
+    ret = next((st for st in missing.body if isinstance(st, ast.Return)), None)
+    if fn is None or ret is None or not isinstance(ret.value, ast.Attribute) or \
+            not isinstance(ret.value.value, ast.Name) or ret.value.value.id not in ("cls", node.name):
+        return
+    base = f"sym:py:{state.module}.{node.name}" if state.module else f"sym:py:{node.name}"
+    branches = [{"inputs": [repr(m.value.value)], "names": [], "line": m.lineno, "col": m.col_offset + 1,
+                 "fallback": False,
+                 "outcomes": [{"how": "return", "expr": {"k": "ref", "sym": f"{base}.{m.targets[0].id}"},
+                               "line": m.lineno, "col": m.col_offset + 1}]}
+                for m in members]
+    branches.append({"inputs": [], "names": [], "line": ret.lineno, "col": ret.col_offset + 1, "fallback": True,
+                     "outcomes": [{"how": "return", "expr": {"k": "ref", "sym": f"{base}.{ret.value.attr}"},
+                                   "line": ret.lineno, "col": ret.col_offset + 1}]})
+    fn.markers.append({"m": "classifier", "form": "enum", "line": missing.lineno, "col": missing.col_offset + 1,
+                       "branches": branches, "scope": sorted(set(state.module_doc)), "owner": node.name})
 
 
 def _has_state_like(expr: Expr | None) -> bool:
