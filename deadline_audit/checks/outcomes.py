@@ -24,6 +24,8 @@ from deadline_audit.graph import Ctx, TimeoutGraph
 from deadline_audit.terminal_writes import tokens
 
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,40}$")
+_FORMATTERS = frozenset({"String", "GoString", "Error", "MarshalJSON", "MarshalText", "Format",
+                         "__str__", "__repr__", "__format__"})
 _SQL_STATE = re.compile(r"(?i)\bset\b.*?\b(status|state|outcome|phase)\s*=\s*'([A-Za-z_]+)'")
 
 
@@ -78,6 +80,8 @@ class Outcomes:
     def in_scope(self, c: Classifier, states: list[State]) -> bool:
         """Remote or asynchronous work, and not a mapper of messages or log levels."""
         fname = c.fn.sym.rsplit(".", 1)[-1]
+        if fname in _FORMATTERS:  # a state's own text, not an outcome of work
+            return False
         own = set(tokens(fname)) | set(tokens(c.marker.get("owner") or ""))
         groups: set[str] = set()
         for s in states:
