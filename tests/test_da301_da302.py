@@ -110,6 +110,7 @@ def test_da302_python_shapes():
         ("DA302", "da302/py/payments/acquirer.py", 50),
         ("DA302", "da302/py/payments/acquirer.py", 85),
         ("DA302", "da302/py/payments/acquirer.py", 109),  # match case FutureTimeout(): return FAILED, why
+        ("DA302", "da302/py/payments/acquirer.py", 123),  # if _is_slow(exc): a helper testing timeouts
     ]
     assert rule_findings(result, "DA301") == []
     body = finding_at(result, "DA302", "payments/acquirer.py", 85)
