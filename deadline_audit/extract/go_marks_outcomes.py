@@ -435,6 +435,9 @@ class _Function:
             return
         if len(branches) < 2 and not branches[0]["names"]:  # `if err != nil {…}` alone classifies nothing
             return
+        listed = sum(1 for b in branches if not b["fallback"])
+        if not any(b["names"] for b in branches) and not (listed >= 2 and listed < len(branches)):
+            return  # names no error (DA302) and has no fallback after two cases (DA301)
         line, col = self.ctx.at(at)
         self.found.append({"m": "classifier", "form": form, "line": line, "col": col, "branches": branches})
 
