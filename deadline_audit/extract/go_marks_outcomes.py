@@ -20,6 +20,7 @@ from typing import Any
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.go_marks_common import GoMarkContext
+from deadline_audit.extract.outcome_records import worth_recording
 from deadline_audit.facts import Expr, FileFacts, FunctionFact
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -450,9 +451,9 @@ class _Function:
                 name = p.child_by_field_name("name")
                 if name is not None:
                     holders.add(self.ctx.text(name))
-        records = [o for o in self.outcomes(stmts)
-                   if o["how"] == "call" or (o["how"] == "return" and o["expr"].get("k") == "call") or
-                   (o["how"] == "assign" and "." in o.get("target", "") and o["target"].split(".", 1)[0] in holders)]
+        records = [o for o in self.outcomes(stmts) if worth_recording(o) and (
+            o["how"] in ("call", "return") or
+            (o["how"] == "assign" and "." in o.get("target", "") and o["target"].split(".", 1)[0] in holders))]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
         result = self.decl.child_by_field_name("result")

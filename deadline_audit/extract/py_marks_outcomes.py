@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import re
 
+from deadline_audit.extract.outcome_records import worth_recording
 from deadline_audit.extract.py_marks import MarkContext, Walker
 from deadline_audit.facts import Expr, FunctionFact
 
@@ -482,8 +483,8 @@ class _Function:
             body = body[1:]
         a = self.node.args
         holders = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}  # fields of params, self
-        records = [o for o in self.outcomes(body) if _has_state_like(o.get("expr")) and (
-            o["how"] == "call" or (o["how"] == "return" and o["expr"].get("k") == "call") or
+        records = [o for o in self.outcomes(body) if worth_recording(o) and (
+            o["how"] in ("call", "return") or
             (o["how"] == "assign" and "." in o.get("target", "") and o["target"].split(".", 1)[0] in holders))]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
@@ -526,11 +527,6 @@ def _enum_missing(state: _State, node: ast.ClassDef) -> None:
                                    "line": ret.lineno, "col": ret.col_offset + 1}]})
     fn.markers.append({"m": "classifier", "form": "enum", "line": missing.lineno, "col": missing.col_offset + 1,
                        "branches": branches, "scope": sorted(set(state.module_doc)), "owner": node.name})
-
-
-def _has_state_like(expr: Expr | None) -> bool:
-    """A constant, a string or a call: what may carry a state (not a local or a number)."""
-    return bool(expr) and expr.get("k") in ("ref", "str", "call")
 
 
 def _lookups(st: ast.stmt):

@@ -1,0 +1,38 @@
+"""Shared by the outcome marker passes (py_marks_outcomes, go_marks_outcomes): which of a
+function's top-level statements are worth keeping as its `records` summary, i.e. may
+record a state that a caller's timeout branch hands it (DA302 follows helpers by them)."""
+
+from __future__ import annotations
+
+import re
+
+from deadline_audit.facts import Expr
+
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,40}$")
+_SQL = re.compile(r"(?i)\b(status|state|outcome|phase)\s*=")
+
+
+def worth_recording(outcome: dict) -> bool:
+    """An assignment of a constant-like value, a call that passes one (or SQL that sets a
+    status), or a call whose name says it fails something."""
+    expr = outcome.get("expr") or {}
+    if outcome.get("how") == "assign":
+        return _constant_like(expr) or expr.get("k") in ("obj", "call")
+    if expr.get("k") != "call":
+        return False
+    if "fail" in str(expr.get("name", "")).lower():
+        return True
+    args = list(expr.get("args", ())) + list((expr.get("kw") or {}).values())
+    return any(_constant_like(a) or (a.get("k") == "str" and _SQL.search(a.get("v", ""))) for a in args)
+
+
+def _constant_like(expr: Expr) -> bool:
+    k = expr.get("k")
+    if k == "str":
+        return bool(_IDENT.match(expr.get("v", "")))
+    if k == "ref":
+        last = str(expr.get("sym", "")).rsplit(".", 1)[-1]
+        return last[:1].isupper()
+    if k == "obj":
+        return any(_constant_like(v) for v in (expr.get("fields") or {}).values())
+    return False
