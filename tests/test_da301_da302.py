@@ -72,7 +72,8 @@ def test_da302_go_shapes():
     # calls store.MarkFailed (a helper that records failure); net.Error.Timeout(); HTTP 504;
     # gRPC codes.DeadlineExceeded. Silent: HTTP 408, a semaphore wait, a timeout recorded
     # as unknown next to a log line saying "failed", a lone `if err != nil`, a negated
-    # timeout test, a helper that starts from failed and always overwrites it.
+    # timeout test, a helper that starts from failed and always overwrites it, a
+    # DeadlineExceeded of a semaphore Acquire (a permit wait before the transfer left).
     result = analyse("da302/go")
     assert rule_findings(result, "DA302") == [
         ("DA302", "da302/go/rpc/ops.go", 25),
@@ -102,7 +103,8 @@ def test_da302_python_shapes():
     # an alias) -> "failed"; WriteTimeout -> a helper whose body writes FAILED. Silent:
     # ConnectTimeout, PoolTimeout, requests.ConnectTimeout, httpx.TimeoutException recorded
     # as in doubt after a log line saying "failed", Celery's SoftTimeLimitExceeded, a log
-    # event named "payment_failed", `if not isinstance(exc, TimeoutError)`.
+    # event named "payment_failed", `if not isinstance(exc, TimeoutError)`, a timed-out
+    # wait for a semaphore permit before the capture was sent.
     result = analyse("da302/py")
     assert rule_findings(result, "DA302") == [
         ("DA302", "da302/py/payments/acquirer.py", 28),

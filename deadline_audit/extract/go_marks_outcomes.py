@@ -26,6 +26,8 @@ from deadline_audit.facts import Expr, FileFacts, FunctionFact
 _WORD = re.compile(r"[A-Za-z]+")
 _MAX_OUTCOMES = 6
 _FUNCS = ("function_declaration", "method_declaration")
+# A wait for a permit before the work starts: a timeout here proves nothing was sent.
+_PERMIT = re.compile(r"\.(Acquire|TryAcquire)\(|(?i:limit|throttl)\w*\.Wait(N)?\(")
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
@@ -107,6 +109,7 @@ class _Function:
         self.scope = scope
         self.found: list[dict] = []
         self._local_types: dict[str, str] | None = None
+        self.permit = 0  # > 0 inside the handling of a permit wait (semaphore, rate limiter)
 
     @property
     def local_types(self) -> dict[str, str]:
@@ -140,6 +143,14 @@ class _Function:
         while i < len(stmts):
             st = stmts[i]
             t = st.type
+            if t == "if_statement" and self._after_permit_wait(st, stmts[i - 1] if i else None):
+                self.permit += 1  # what this `if` classifies is a wait for a permit, before any work
+                try:
+                    self.block([st])
+                finally:
+                    self.permit -= 1
+                i += 1
+                continue
             if t == "if_statement":
                 if i + 1 < len(stmts) and self.map_if(st, stmts[i + 1]):
                     i += 1
@@ -167,6 +178,16 @@ class _Function:
             elif t == "select_statement":
                 self.select(st)
             i += 1
+
+    def _after_permit_wait(self, st: Any, previous: Any) -> bool:
+        """`if err := sem.Acquire(ctx, 1); err != nil {…}`, or the same after `err := …`."""
+        if self.permit:
+            return False  # already inside one
+        init = st.child_by_field_name("initializer")
+        texts = [self.ctx.text(init)] if init is not None else []
+        if previous is not None and previous.type in ("short_var_declaration", "assignment_statement"):
+            texts.append(self.ctx.text(previous))
+        return any(_PERMIT.search(t) for t in texts)
 
     def if_chain(self, node: Any) -> None:
         branches = []
@@ -440,7 +461,10 @@ class _Function:
         if not any(b["names"] for b in branches) and not (listed >= 2 and listed < len(branches)):
             return  # names no error (DA302) and has no fallback after two cases (DA301)
         line, col = self.ctx.at(at)
-        self.found.append({"m": "classifier", "form": form, "line": line, "col": col, "branches": branches})
+        marker = {"m": "classifier", "form": form, "line": line, "col": col, "branches": branches}
+        if self.permit:
+            marker["permit_wait"] = True
+        self.found.append(marker)
 
     def summaries(self, body: Any) -> None:
         stmts = _statements(body)

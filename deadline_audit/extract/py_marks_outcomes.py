@@ -33,6 +33,8 @@ from deadline_audit.facts import Expr, FunctionFact
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WORD = re.compile(r"[A-Za-z]+")
 _MAX_OUTCOMES = 6
+# Calls of a try body that only waits for a permit before the work starts.
+_PERMIT_WAIT = frozenset({"acquire", "wait_for", "timeout", "timeout_at", "fail_after", "move_on_after"})
 
 
 def register(ctx: MarkContext, walker: Walker):
@@ -350,6 +352,9 @@ class _Function:
 
     def try_(self, node: ast.Try) -> None:
         fallbacks = set(self.s.ctx.catalog.file("outcomes").get("catch_all_python", ()))
+        names = {_callee_name(n.func).rsplit(".", 1)[-1] for st in node.body for n in ast.walk(st)
+                 if isinstance(n, ast.Call)}
+        permit = "acquire" in names and names <= _PERMIT_WAIT  # `await sem.acquire()` under a timeout
         branches = []
         for h in node.handlers:
             types = [] if h.type is None else (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])
@@ -358,6 +363,8 @@ class _Function:
             branches.append(self.branch([_text(t) for t in types], names, h.body, h, fallback=fallback))
         if branches:
             self.add("except", node, branches)
+            if permit and self.found and self.found[-1].get("form") == "except":
+                self.found[-1]["permit_wait"] = True
         self.block(node.body)
         for h in node.handlers:
             self.block(h.body)
