@@ -1,15 +1,19 @@
 """Marker pass: classifiers of outcomes and what each branch records (DA301, DA302), Go.
 
 Same markers as extract/py_marks_outcomes.py, on `FunctionFact.markers`:
-- `{"m": "classifier", "form", "line", "col", "branches", "scope"}` for an expression or
-  type `switch` (`switch code {…}`, `switch {case errors.Is(err, X): …}`,
-  `switch status.Code(err) {…}`), an `if`/`else if` ladder (or a run of `if …{return}`
-  followed by a `return`), and a lookup in a package-level `map[Code]State` literal with a
-  `, ok` fallback (`st, ok := table[code]; if !ok { return StatusFailed }`). Branch
-  `names` are the qualified names a test mentions (`context.DeadlineExceeded`,
-  `<ip>.ErrRejected`, `<ip>.IsTimeout` for a helper), literals as written, and `()Timeout`
-  for a method call `x.Timeout()` in the test.
-- `{"m": "records", "outcomes"}`: the function's top-level assignments and calls.
+- `{"m": "classifier", "form", "line", "col", "branches", "scope", ["permit_wait"]}` for an
+  expression or type `switch` (`switch code {…}`, `switch {case errors.Is(err, X): …}`,
+  `switch status.Code(err) {…}`; without `default:`, the `return` right after it is the
+  fallback), an `if`/`else if` ladder or a run of `if …{return}` ending in a `return`
+  (form `if`), a lookup in a `map[K]V` literal (package-level or local) with a `, ok`
+  fallback (form `map`: `v, ok := T[k]; if !ok {…}`, `if v, ok := T[k]; ok {return v}`
+  then `return …`), and a `select` (form `select`, read by DA302 only: `<-time.After(d)`).
+  Branch `names` are the qualified names a test mentions (`context.DeadlineExceeded`,
+  `<ip>.ErrRejected`, `<ip>.IsTimeout` for a helper, the declared type of `te` in
+  `errors.As(err, &te)`, qualified types of a type switch), literals as written,
+  `()Timeout` for a method call `x.Timeout()`, `!name` under a `!`. `permit_wait`: the
+  classifier handles the error of a semaphore `Acquire` or a rate limiter's `Wait`.
+- `{"m": "records", "outcomes"}`: the function's top-level writes that may record a state.
 - `{"m": "timeout_test", "names"}`: a `bool` function whose returns test errors.
 """
 

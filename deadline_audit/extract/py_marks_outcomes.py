@@ -1,24 +1,27 @@
 """Marker pass: classifiers of outcomes and what each branch records (DA301, DA302).
 
-Writes on `FunctionFact.markers` (positions 1-based; see `outcome_marks.py` for the shape
-shared with Go):
-- `{"m": "classifier", "form", "line", "col", "branches": [...], "scope": [words]}` for a
-  `match`, an `if`/`elif` chain (or a run of `if …: return` followed by a `return`), a
-  `try` with two or more `except` clauses (or one on a timeout), `table.get(code, default)`
-  on a module-level dict, and a loop over a module-level table of `(type, state)` pairs
-  ending in `return`. Each branch: `inputs` (test texts), `names` (qualified names in
-  the test: exception types, members), `fallback` (`case _:`, final `else`, `except
-  Exception:`, the `.get` default, the return after the loop), `line`/`col` (the branch,
-  or the table entry) and `outcomes` (what the branch returns, assigns or passes to a
-  call, in order).
-- `{"m": "records", "outcomes": [...]}`: what the function's body records unconditionally
-  (its top-level assignments and calls), so that a helper called from a branch can be
-  understood by its body (`mark_failed(job)`).
-- `{"m": "timeout_test", "names": [...]}`: the function returns a test on an exception
-  type (`return isinstance(exc, (httpx.ReadTimeout, …))`).
+Writes on `FunctionFact.markers` (positions 1-based; the Go pass go_marks_outcomes.py
+writes the same shapes, checks/outcomes.py reads them):
+- `{"m": "classifier", "form", "line", "col", "branches", "scope", ["owner"], ["permit_wait"]}`
+  for a `match` (`case _:` or the `return` after it is the fallback), an `if`/`elif`
+  chain or a run of `if …: return` ending in a `return` (form `if`), an `except` ladder
+  (`except Exception:` / bare `except:` is the fallback; `permit_wait` when the `try` only
+  awaits a semaphore's `acquire()`), a lookup in a dict literal held by a module, class or
+  local name (form `get`: `.get(code, default)`, `.get(code) or default`,
+  `T[code] if code in T else default`, `if code in T: return T[code]`, `try: return
+  T[code] except KeyError:`), a loop over a table of `(type, state)` pairs ending in
+  `return` (form `table`), and an `Enum` whose `_missing_` returns a member (form `enum`).
+  Each branch: `inputs` (test texts), `names` (qualified names and literals in the test;
+  `!name` under a `not`), `fallback`, `line`/`col` (the case, the test, the handler or the
+  table entry) and `outcomes`: `{"how": "return" | "assign" | "call" | "raise", "expr",
+  "target", "line", "col"}` in order. `scope`: work nouns of the docstrings.
+- `{"m": "records", "outcomes"}`: the function's top-level writes that may record a state
+  (outcome_records.py), so that a helper called from a branch is understood by its body.
+- `{"m": "timeout_test", "names"}`: a `bool` function (or one named for timeouts) that
+  returns an `isinstance` test.
 
-Names are qualified through the module's imports; a name defined in the module is
-prefixed with the module (`sym:py:<module>.<Name>`); the graph matches them to decls.
+Names are qualified through the module's imports (relative ones included); a name
+defined in the module is prefixed with the module (`sym:py:<module>.<Name>`).
 """
 
 from __future__ import annotations
