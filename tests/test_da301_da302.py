@@ -42,7 +42,8 @@ def test_da301_python_shapes():
     # whose name means failure; an exception ladder ending in `except Exception: status =
     # "failed"`; an isinstance if/elif chain with a final else returning "errored".
     # Silent: the same shapes with uncertain defaults, a lone check, an HTTP error-page
-    # mapper whose default message contains "failed", a log-level mapper.
+    # mapper whose default message contains "failed", a log-level mapper, a try whose only
+    # handler is the catch-all.
     result = analyse("da301/py")
     assert rule_findings(result, "DA301") == [
         ("DA301", "da301/py/orchestra/classify.py", 15),
@@ -56,6 +57,7 @@ def test_da301_python_shapes():
         ("DA301", "da301/py/orchestra/classify.py", 112),  # match without case _: the return after it
         ("DA301", "da301/py/orchestra/runner.py", 27),
         ("DA301", "da301/py/orchestra/runner.py", 41),
+        ("DA301", "da301/py/orchestra/runner.py", 56),  # success path + one listed error + catch-all
         ("DA301", "da301/py/orchestra/states.py", 31),  # Enum._missing_ returns cls.FAILED
     ]
     get = finding_at(result, "DA301", "orchestra/classify.py", 15)

@@ -355,15 +355,19 @@ class _Function:
 
     def try_(self, node: ast.Try) -> None:
         fallbacks = set(self.s.ctx.catalog.file("outcomes").get("catch_all_python", ()))
-        names = {_callee_name(n.func).rsplit(".", 1)[-1] for st in node.body for n in ast.walk(st)
-                 if isinstance(n, ast.Call)}
-        permit = "acquire" in names and names <= _PERMIT_WAIT  # `await sem.acquire()` under a timeout
+        called = {_callee_name(n.func).rsplit(".", 1)[-1] for st in node.body for n in ast.walk(st)
+                  if isinstance(n, ast.Call)}
+        permit = "acquire" in called and called <= _PERMIT_WAIT  # `await sem.acquire()` under a timeout
         branches = []
         for h in node.handlers:
             types = [] if h.type is None else (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])
             names = [q for t in types for q in [self.s.qualify(self.s.dotted(t) or "")] if q]
             fallback = h.type is None or any(n in fallbacks for n in names)
             branches.append(self.branch([_text(t) for t in types], names, h.body, h, fallback=fallback))
+        if any(b["fallback"] for b in branches) and not all(b["fallback"] for b in branches):
+            # the way through without an exception is a case too: `state = SUCCEEDED` in the body
+            # (or `else:`), one listed error, and `except Exception:` make a classifier
+            branches.insert(0, self.branch(["(no exception)"], [], node.orelse or node.body, node))
         if branches:
             self.add("except", node, branches)
             if permit and self.found and self.found[-1].get("form") == "except":
