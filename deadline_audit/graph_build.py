@@ -83,11 +83,11 @@ def _add_contexts(graph: TimeoutGraph) -> None:
     from deadline_audit.terminal_writes import TerminalWrites
 
     g = graph.g
-    writes = TerminalWrites(graph.catalog)
+    writes = TerminalWrites(graph.catalog, graph)
     flow = None
     for calls in graph.calls_in.values():
         for call, path in calls:
-            if graph.lang.get(path) != "go" or not call.args or not writes.is_terminal(call):
+            if graph.lang.get(path) != "go" or not call.args or not writes.is_terminal(call, path):
                 continue
             flow = flow or ContextFlow(graph)
             origin = flow.origin(call.args[0], path, call.function, call.span.line)

@@ -1,17 +1,37 @@
-"""Which calls are terminal-state writes (SPEC §4): catalog words applied to call names.
+"""Which calls are terminal-state writes (SPEC §4 "Terminal writes"), by meaning.
 
-A finishing verb with a unit of work (`finishRun`, `runs.Finish`, `mark_job_failed`), a
-state verb with a state noun and a unit of work (`SetRunStatus`, `record_job_outcome`), or
-SQL that updates a status column. Words live in `rules/catalog/terminal_writes.toml`.
+A call records how a unit of work ended when:
+- its name holds a finishing verb (`finish`, `complete`, `fail`, `mark`…) and the call
+  names a unit of work — in its own name, its receiver's name, the receiver's type (and
+  that type's package: `runs.Store`), or an argument (`exports.complete(export.id, …)`);
+- its name holds a state verb with a state noun and a unit of work (`SetRunStatus`);
+- its name holds a finishing or state verb with final-state words, noun or not
+  (`PersistFinalStatus`, `store_final_result`, `record_outcome`, `MarkSettled`);
+- a string argument is SQL that updates a status column;
+- it calls a program function whose body makes such a write with its ctx parameter (Go)
+  or awaits one unshielded (Python): a terminal *writer* (summary computed once per
+  function). The converse holds too: a program function named like a write whose body
+  discards its ctx parameter (writes under `context.Background()`/`WithoutCancel`, or
+  never passes the ctx on) is not a terminal write at its call sites — the body decides.
+
+Never terminal, whatever the words: receivers that are tracing/metrics, futures and
+promises, HTTP responses, bodies and connections (by name or type), and the methods listed
+as `not_terminal_methods`. All words live in `rules/catalog/terminal_writes.toml`.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
+
 from deadline_audit.facts import CallFact, Expr
+
+if TYPE_CHECKING:  # the graph is optional: name-only use needs no graph
+    from deadline_audit.graph import TimeoutGraph
 
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
+_MAX_DEPTH = 8
 
 
 def tokens(name: str) -> list[str]:
@@ -19,48 +39,202 @@ def tokens(name: str) -> list[str]:
 
 
 class TerminalWrites:
-    def __init__(self, catalog) -> None:
+    def __init__(self, catalog, graph: "TimeoutGraph | None" = None) -> None:
         data = catalog.file("terminal_writes")
         names = data.get("names", {})
         self.finish = set(names.get("finish_verbs", ()))
         self.state_verbs = set(names.get("state_verbs", ()))
         self.state_nouns = set(names.get("state_nouns", ()))
+        self.final_words = set(names.get("final_words", ()))
+        self.name_noun_verbs = set(names.get("name_noun_verbs", ()))
+        self.final_states = set(names.get("final_states", ()))
         self.work = set(names.get("work_nouns", ()))
         self.never = set(names.get("not_terminal", ()))
         self.never_states = set(names.get("not_terminal_states", ()))
+        self.never_receivers = set(names.get("not_terminal_receivers", ()))
+        self.never_methods = set(names.get("not_terminal_methods", ()))
         self.sql = [re.compile(p) for p in data.get("sql", {}).get("patterns", ())]
+        go = data.get("go", {})
+        self.detaching = set(go.get("detaching", ()))
+        self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
+        self.graph = graph
+        self._writer: dict[str, bool] = {}
+        self._active: set[str] = set()
 
+    # -- names ------------------------------------------------------------------------
     def name_of(self, call: CallFact) -> str:
         callee = call.callee
         if callee.get("k") in ("method", "ext"):
             return callee.get("name", "").rsplit(".", 1)[-1]
         return callee.get("sym", "").rsplit(".", 1)[-1]
 
-    def is_terminal(self, call: CallFact) -> bool:
+    def is_terminal(self, call: CallFact, path: str | None = None) -> bool:
+        """A terminal write: by its SQL, by the body of the program function it calls
+        (when the graph resolves it), else by the meaning of its words."""
         if any(self._sql(a) for a in call.args):
             return True
-        name_tokens = tokens(self.name_of(call))
-        if not name_tokens or self.never & set(name_tokens):
+        target = self._target(call, path)
+        if target is not None:
+            if self.writer(target):
+                return True
+            if self._discards_ctx(target):
+                return False  # named like a write, but the body detaches: the body decides
+        return self.by_name(call, path)
+
+    def by_name(self, call: CallFact, path: str | None = None) -> bool:
+        name = self.name_of(call)
+        name_tokens = tokens(name)
+        if not name_tokens or name in self.never_methods or self.never & set(name_tokens):
+            return False
+        receiver = self._receiver_tokens(call.callee) + self._type_tokens(call, path)
+        if self.never_receivers & set(receiver):
             return False
         if any(a.get("k") == "str" and a.get("v", "").lower() in self.never_states
                for a in list(call.args) + list(call.kw.values())):
             return False
-        nouns = set(name_tokens) | set(self._receiver_tokens(call.callee))
-        if not any(self._noun(t, self.work) for t in nouns):
+        finishing = any(self._verb(t, self.finish) for t in name_tokens)
+        stating = any(self._verb(t, self.state_verbs) for t in name_tokens)
+        if (finishing or stating) and any(t in self.final_words for t in name_tokens):
+            return True  # PersistFinalStatus, record_outcome
+        if finishing and any(t in self.final_states for t in name_tokens):
+            return True  # MarkSettled, mark_failed
+        if any(self._noun(t, self.work) for t in name_tokens):
+            pass
+        elif all(t in self.name_noun_verbs for t in name_tokens if self._verb(t, self.finish)) and finishing \
+                and not stating:
+            return False  # `client.close()`: a resource, unless the name names the work
+        elif not any(self._noun(t, self.work) for t in set(receiver) | set(self._argument_tokens(call))):
             return False
-        if any(self._verb(t, self.finish) for t in name_tokens):
+        if finishing:
             return True
-        return any(self._verb(t, self.state_verbs) for t in name_tokens) and \
-            any(self._noun(t, self.state_nouns) for t in name_tokens)
+        return stating and any(self._noun(t, self.state_nouns) for t in name_tokens)
 
-    def noun(self, call: CallFact) -> str:
+    def noun(self, call: CallFact, path: str | None = None) -> str:
         """The unit of work the write is about, for messages ("run", "job")."""
         tables = [m.group(1) for a in call.args if a.get("k") == "str"
                   for m in [_SQL_TABLE.match(a.get("v", ""))] if m]
-        for t in tokens(self.name_of(call)) + self._receiver_tokens(call.callee) + tables:
+        words = tokens(self.name_of(call)) + self._receiver_tokens(call.callee) + \
+            self._type_tokens(call, path) + tables + self._argument_tokens(call)
+        for t in words:
             if self._noun(t, self.work):
                 return t[:-1] if t not in self.work else t
         return "work"
+
+    # -- summaries (need the graph) ---------------------------------------------------
+    def writer(self, fn_sym: str) -> bool:
+        """Does the function make a terminal write with its ctx parameter (Go), or await
+        one unshielded (Python)? Memoised; recursion through helpers, cycles are False."""
+        if fn_sym in self._writer:
+            return self._writer[fn_sym]
+        graph = self.graph
+        if graph is None or fn_sym not in graph.functions or fn_sym in self._active or len(self._active) > _MAX_DEPTH:
+            return False
+        self._active.add(fn_sym)
+        try:
+            found = self._writes(fn_sym)
+        finally:
+            self._active.discard(fn_sym)
+        self._writer[fn_sym] = found
+        return found
+
+    def _writes(self, fn_sym: str) -> bool:
+        graph = self.graph
+        fn, path = graph.functions[fn_sym]
+        go = graph.lang.get(path) == "go"
+        ctx_params = self._ctx_params(fn) if go else set()
+        if go and not ctx_params:
+            return False
+        calls = sorted(graph.calls_in.get(fn_sym, ()),
+                       key=lambda cp: (cp[0].in_defer, cp[0].span.line, cp[0].span.column))
+        for call, cpath in calls:
+            if call.in_go or "shield" in call.scopes:
+                continue
+            if go:
+                if not call.args or not self._derives_from(call.args[0], fn_sym, ctx_params, 0):
+                    continue
+                if call.callee.get("k") == "ext" and call.callee.get("name") in self.derivations:
+                    continue
+            elif not (fn.is_async and call.awaited):
+                continue
+            # the first call that uses the ctx (Go) / is awaited (Python) decides: a write
+            # helper writes; a function that works first is an operation, whose own write
+            # is judged where it is made
+            return self.is_terminal(call, cpath)
+        return False
+
+    def _discards_ctx(self, fn_sym: str) -> bool:
+        """Go: a function that takes a ctx but never hands it (or what derives from it)
+        to a call, or that builds a detached context: its writes do not hang off ours."""
+        graph = self.graph
+        fn, path = graph.functions[fn_sym]
+        if graph.lang.get(path) != "go":
+            return False
+        params = self._ctx_params(fn)
+        if not params:
+            return False
+        calls = [c for owner in (fn_sym, *graph.closures.get(fn_sym, ())) for c, _ in graph.calls_in.get(owner, ())]
+        if any(c.callee.get("k") == "ext" and c.callee.get("name") in self.detaching for c in calls):
+            return True
+        return not any(self._derives_from(a, fn_sym, params, 0) for c in calls for a in c.args[:1])
+
+    def _ctx_params(self, fn) -> set[str]:
+        decls = self.graph.decls
+        return {p for p in fn.params if decls.get(p) is not None and decls[p].type == "context.Context"}
+
+    def _derives_from(self, expr: Expr, fn_sym: str, params: set[str], depth: int) -> bool:
+        """Is `expr` one of the ctx parameters, or a local derived from one
+        (`context.With*`) in this function?"""
+        if not isinstance(expr, dict) or depth > 6:
+            return False
+        k = expr.get("k")
+        if k == "ref":
+            sym = expr["sym"]
+            if sym in params:
+                return True
+            decl = self.graph.decls.get(sym)
+            if decl is None or decl.kind != "local":
+                return False
+            return any(b.function == fn_sym and self._derives_from(b.expr, fn_sym, params, depth + 1)
+                       for b, _ in self.graph.bindings.get(sym, ()))
+        if k == "call":
+            callee = expr.get("fn") or {}
+            if callee.get("k") == "ext" and callee.get("name") in self.derivations and expr.get("args"):
+                return self._derives_from(expr["args"][0], fn_sym, params, depth + 1)
+        return False
+
+    def _target(self, call: CallFact, path: str | None) -> str | None:
+        if self.graph is None or path is None or call.callee.get("k") not in ("fnref", "method", "ref"):
+            return None
+        from deadline_audit.graph import Ctx
+
+        return self.graph.resolve_callee(call.callee, Ctx(path))
+
+    # -- words ------------------------------------------------------------------------
+    def _type_tokens(self, call: CallFact, path: str | None) -> list[str]:
+        """Words of the receiver's type and of its package (`runs.Store` → runs, store)."""
+        if self.graph is None or path is None or call.callee.get("k") != "method":
+            return []
+        from deadline_audit.graph import Ctx
+
+        type_name = self.graph.type_of(call.callee.get("x"), Ctx(path))
+        if not type_name:
+            return []
+        body = type_name.removeprefix("py:").rsplit("/", 1)[-1]
+        return [t for part in body.split(".")[-2:] for t in tokens(part)]
+
+    def _argument_tokens(self, call: CallFact) -> list[str]:
+        out: list[str] = []
+        for arg in list(call.args) + list(call.kw.values()):
+            x: Any = arg
+            while isinstance(x, dict) and x.get("k") in ("field", "ref", "call"):
+                if x.get("k") == "ref":
+                    out.extend(tokens(str(x.get("sym", "")).rsplit(".", 1)[-1]))
+                    break
+                if x.get("k") == "call":
+                    x = (x.get("fn") or {}).get("x")
+                    continue
+                x = x.get("x")
+        return out
 
     def _sql(self, expr: Expr) -> bool:
         return expr.get("k") == "str" and any(p.search(expr.get("v", "")) for p in self.sql)

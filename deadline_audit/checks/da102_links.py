@@ -151,10 +151,25 @@ def _routes(graph: TimeoutGraph) -> dict[str, list[tuple[Expr, str]]]:
     if key not in graph._memo:
         routes: dict[str, list[tuple[Expr, str]]] = {}
         default = f"sym:go:{_default_mux(graph)}"
+        parent: dict[str, str] = {}  # sub-router parameter → the mux it registers on
+        for fn, path in graph.functions.values():
+            for m in fn.markers:
+                if m.get("m") == "mux_alias":
+                    mux = graph.resolve_sym(m["mux"], Ctx(path))
+                    if mux is not None:
+                        parent[m["alias"]["sym"]] = mux
+
+        def root(mux: str | None) -> str | None:
+            for _ in range(8):
+                if mux not in parent:
+                    break
+                mux = parent[mux]
+            return mux
+
         for fn, path in graph.functions.values():
             for m in fn.markers:
                 if m.get("m") == "route":
-                    mux = graph.resolve_sym(m["mux"], Ctx(path))
+                    mux = root(graph.resolve_sym(m["mux"], Ctx(path)))
                     if mux == default:
                         mux = f"{mux}@{_module_of(graph, path)}"
                     if mux:
@@ -210,7 +225,22 @@ def streamed_client_reads(graph: TimeoutGraph, site: SiteFact, path: str) -> lis
     if not carriers:
         return []
     by_client = _stream_reads_by_client(graph)
-    return [stream for holder in sorted(carriers) for stream in by_client.get(holder, ())]
+    found = []
+    for holder in sorted(carriers):
+        for stream, own_timeout, read_path in by_client.get(holder, ()):
+            if own_timeout is not None and not _is_this_timeout(graph, site, path, own_timeout, read_path):
+                continue  # a per-request timeout replaces the client's for this request
+            found.append(stream)
+    return found
+
+
+def _is_this_timeout(graph: TimeoutGraph, site: SiteFact, path: str, expr: Expr, read_path: str) -> bool:
+    """Does a request's own `timeout=` argument hold this site's value (inline, or through
+    the symbol the site's object is stored in)?"""
+    if expr.get("k") == "call" and read_path == path:
+        return site.value is not None and site.value in (expr.get("kw") or {}).values()
+    holder = graph.resolve_sym(expr, Ctx(read_path))
+    return holder is not None and holder in graph.carriers(site, path)
 
 
 def _stream_reads_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
@@ -222,12 +252,25 @@ def _stream_reads_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
         for fn_sym, fn_path, mark in _stream_reads(graph):
             client = mark.get("client")
             holder = graph.resolve_sym(client, Ctx(fn_path)) if client is not None else None
-            if holder is not None:
-                index.setdefault(holder, []).append(
-                    Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
-                           fn_path, mark["line"], mark["col"]))
+            for h in _through_accessor(graph, holder):
+                index.setdefault(h, []).append(
+                    (Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
+                            fn_path, mark["line"], mark["col"]), mark.get("timeout"), fn_path))
         graph._memo[key] = index
     return graph._memo[key]
+
+
+def _through_accessor(graph: TimeoutGraph, holder: str | None) -> list[str]:
+    """The client a read goes through: a symbol, or the fields an accessor (a property or
+    getter without parameters) returns."""
+    if holder is None:
+        return []
+    entry = graph.functions.get(holder)
+    if entry is None or entry[0].params:
+        return [holder]
+    fn, fpath = entry
+    found = [s for s in (graph.resolve_sym(r, Ctx(fpath)) for r in fn.returns) if s]
+    return found or [holder]
 
 
 def _sessions_configured_by(graph: TimeoutGraph, site: SiteFact, path: str, carriers: set[str]) -> set[str]:
@@ -257,7 +300,8 @@ def _stream_reads(graph: TimeoutGraph) -> list[tuple[str, str, dict]]:
             for call, path in calls:
                 mark = call.extra.get("stream_read")
                 if mark and caller:
-                    reads.append((caller, path, {**mark, "client": call.callee.get("x")}))
+                    reads.append((caller, path, {**mark, "client": call.callee.get("x"),
+                                                 "timeout": call.kw.get("timeout")}))
         graph._memo[key] = reads
     return graph._memo[key]
 

@@ -26,7 +26,7 @@ RULE_ID, RULE_NAME, SEVERITY = "DA201", "cancellable-terminal-write", "error"
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
-    writes = TerminalWrites(graph.catalog)
+    writes = TerminalWrites(graph.catalog, graph)
     yield from _go(graph, writes)
     yield from _python(graph, writes, bool(options.get("asyncio-level-cancellation", False)))
 
@@ -36,7 +36,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
     flow = ContextFlow(graph)
     candidates = [(c, p) for calls in graph.calls_in.values() for c, p in calls
-                  if graph.lang.get(p) == "go" and c.args and writes.is_terminal(c)]
+                  if graph.lang.get(p) == "go" and c.args and writes.is_terminal(c, p)]
     terminal_at = {(p, c.span.line, c.span.column) for c, p in candidates}
     for call, path in sorted(candidates, key=lambda cp: (cp[1], cp[0].span.line, cp[0].span.column)):
         origin = flow.origin(call.args[0], path, call.function, call.span.line)
@@ -56,16 +56,16 @@ def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, wr
         return False
     owners = [origin.bound_in, *graph.closures.get(origin.bound_in, ())]
     for owner in owners:
-        for call, _ in graph.calls_in.get(owner, ()):
+        for call, cpath in graph.calls_in.get(owner, ()):
             if call is write or call.callee.get("k") == "ext" and call.callee["name"].startswith("context."):
                 continue
-            if any(uses_symbol(a, origin.bound_sym) for a in call.args) and not writes.is_terminal(call):
+            if any(uses_symbol(a, origin.bound_sym) for a in call.args) and not writes.is_terminal(call, cpath):
                 return True
     return False
 
 
 def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, path: str, origin: Origin) -> Finding:
-    name, noun = writes.name_of(call), writes.noun(call)
+    name, noun = writes.name_of(call), writes.noun(call, path)
     related: list[Related] = []
     root = origin.steps[0] if origin.steps else None
     if root is not None and root.location is not None:
@@ -147,7 +147,7 @@ def _python(graph: TimeoutGraph, writes: TerminalWrites, asyncio_level: bool) ->
         if not py:
             continue
         for write, path in py:
-            if not writes.is_terminal(write):
+            if not writes.is_terminal(write, path):
                 continue
             key = (path, write.span.line, write.span.column)
             hit = _in_deadline_scope(graph, writes, write, py) or \
@@ -169,8 +169,8 @@ def _in_deadline_scope(graph, writes, write: CallFact, calls) -> tuple[str, str 
             continue
         if any(s == "finally" or s.startswith("except:") for s in write.scopes[i + 1:]):
             continue  # a handler inside the scope: (b) decides
-        for work, _ in calls:
-            if work is not write and scope in work.scopes and work.awaited and not writes.is_terminal(work) \
+        for work, wpath in calls:
+            if work is not write and scope in work.scopes and work.awaited and not writes.is_terminal(work, wpath) \
                     and (work.span.line, work.span.column) < (write.span.line, write.span.column):
                 return "a", scope[5:]
     return None
@@ -227,18 +227,18 @@ def _wait_for_coroutines(graph: TimeoutGraph, writes: TerminalWrites, seen: set)
                     inner = graph.calls_in.get(fn, ())
                     for write, wpath in inner:
                         key = (wpath, write.span.line, write.span.column)
-                        if key in seen or not writes.is_terminal(write) or "shield" in write.scopes:
+                        if key in seen or not writes.is_terminal(write, wpath) or "shield" in write.scopes:
                             continue
-                        if any(w is not write and w.awaited and not writes.is_terminal(w)
+                        if any(w is not write and w.awaited and not writes.is_terminal(w, wp)
                                and (w.span.line, w.span.column) < (write.span.line, write.span.column)
-                               for w, _ in inner):
+                               for w, wp in inner):
                             seen.add(key)
                             yield _py_finding(graph, writes, write, wpath, "a", site_id)
 
 
 def _py_finding(graph: TimeoutGraph, writes: TerminalWrites, write: CallFact, path: str, kind: str,
                 site_id: str | None, handler: str | None = None, why: str | None = None) -> Finding:
-    name, noun = writes.name_of(write), writes.noun(write)
+    name, noun = writes.name_of(write), writes.noun(write, path)
     related = []
     node = graph.g.nodes.get(site_id) if site_id else None
     deadline = None

@@ -9,6 +9,9 @@ Markers added to `FunctionFact.markers` (positions 1-based, code points):
   `srv.Handler = h` written after the server literal;
 - `{"m": "route", "mux": Expr, "handler": Expr, "line", "col"}`: `mux.HandleFunc(p, h)`,
   `mux.Handle(p, h)`; on `net/http` itself the mux is `ref net/http.DefaultServeMux`;
+- `{"m": "mux_alias", "mux": Expr, "alias": Expr, "line", "col"}`: `mux.Route(p, func(r Router) {…})`
+  or `mux.Group(func(r Router) {…})`: routes registered on `alias` are routes of `mux`;
+  `mux.Get(pattern, h)` and the other verb routes of `verb_route_methods` are `route`s;
 - `{"m": "stream_read", "how", "line", "col", "client": Expr | None, "producer": Expr | None}`:
   a response body read as a stream; `client` is the receiver of the `Do`/`Get`/`Post`
   that produced the response in the same function, else `producer` is that call.
@@ -28,7 +31,7 @@ from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.extract.go_text import unquote
 from deadline_audit.facts import FileFacts
 
-_PREFILTER = (b"Flush", b"event-stream", b"Handle", b"SetWriteDeadline", b".Body")
+_PREFILTER = (b"Flush", b"event-stream", b"Handle", b"SetWriteDeadline", b".Body", b'("/', b"Route(", b"Group(")
 
 
 @cache
@@ -59,7 +62,8 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if not any(word in source for word in _PREFILTER):
         return
     spec = catalog.file("streams").get("go", {})
-    names = tuple(sorted({*spec.get("route_methods", ()), *spec.get("flush_methods", ()),
+    verb_routes, subrouters = set(spec.get("verb_route_methods", ())), set(spec.get("subrouter_methods", ()))
+    names = tuple(sorted({*spec.get("route_methods", ()), *verb_routes, *subrouters, *spec.get("flush_methods", ()),
                           *spec.get("lift_methods", ()), *spec.get("response_controller_funcs", ()),
                           *spec.get("body_readers", ()), *spec.get("body_read_methods", ()),
                           *spec.get("body_copy_funcs", ())}))
@@ -105,6 +109,15 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             mux = ({"k": "ref", "sym": f"sym:go:{spec.get('default_mux', 'net/http.DefaultServeMux')}"}
                    if ctx.imports.get(recv_text) == "net/http" else ctx.expr(recv, fn))
             fn.markers.append({"m": "route", "mux": mux, "handler": ctx.expr(args[1], fn), "line": line, "col": col})
+        elif meth in verb_routes and len(args) >= 2 and \
+                any(a.type in ("interpreted_string_literal", "raw_string_literal") for a in args[:-1]):
+            fn.markers.append({"m": "route", "mux": ctx.expr(recv, fn), "handler": ctx.expr(args[-1], fn),
+                               "line": line, "col": col})
+        elif meth in subrouters and args and args[-1].type == "func_literal":
+            lit = ctx.by_start.get(tuple(ctx.at(args[-1])))
+            if lit is not None and lit.params:
+                fn.markers.append({"m": "mux_alias", "mux": ctx.expr(recv, fn),
+                                   "alias": {"k": "ref", "sym": lit.params[0]}, "line": line, "col": col})
         elif meth in spec.get("lift_methods", ()):
             fn.markers.append({"m": "write_deadline_lift", "line": line, "col": col})
         elif meth in spec.get("flush_methods", ()):
