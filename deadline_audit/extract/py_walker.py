@@ -308,6 +308,9 @@ class Extractor(ExprMixin):
                 if parent is not None and cls.env_prefix is None:
                     cls.env_prefix = parent.env_prefix
         self.classes[sym] = cls
+        # methods called before their definition (`self._later()`) resolve too
+        cls.methods.update(stmt.name.value for stmt in getattr(node.body, "body", ())
+                           if isinstance(stmt, cst.FunctionDef))
         self.declare(sym, "class", span, cls.type_name, None)
         self.scope.names[name] = Entry("class", sym, cls.type_name)
         saved = self.scope
