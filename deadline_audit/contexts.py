@@ -102,6 +102,15 @@ class ContextFlow:
     def origin(self, expr: Expr | None, path: str, fn: str | None, line: int) -> Origin:
         return self._origin(expr, _Use(path, fn, line), 0, frozenset())
 
+    def origin_in_callee(self, expr: Expr | None, callee: str, line: int, args: list[Expr],
+                         caller_path: str, caller_fn: str | None, caller_line: int) -> Origin:
+        """The origin of `expr`, evaluated at `line` inside `callee`, whose parameters are
+        the `args` of one call (a `go f(job)` statement): that call's values only."""
+        fn, path = self.graph.functions[callee]
+        caller = _Use(caller_path, caller_fn, caller_line)
+        subst = {p: (a, caller) for p, a in zip(fn.params, args)}
+        return self._origin(expr, _Use(path, callee, line, subst), 0, frozenset())
+
     def _origin(self, expr: Expr | None, use: _Use, depth: int, seen: frozenset) -> Origin:
         if not expr or depth > _MAX_DEPTH:
             return UNKNOWN
@@ -114,6 +123,12 @@ class ContextFlow:
                 return Origin("detached", _short(expr["type"]) + "{…}", (Step(f"{_short(expr['type'])} (Done() returns nil)", at),))
             return UNKNOWN
         if k == "field":
+            literal = self._literal(expr.get("x"), use, depth)
+            if literal is not None and expr["name"] in literal[0].get("fields", {}):
+                obj, where = literal
+                found = self._origin(obj["fields"][expr["name"]], where, depth + 1, seen)
+                return found.then(f"carried in {_short(obj.get('type') or '')}.{expr['name']}", at) \
+                    if found.kind != "unknown" else found
             sym = self.graph.resolve_sym(expr, Ctx(use.path))
             return self._symbol(sym, use, depth, seen) if sym else UNKNOWN
         if k == "ref":
@@ -150,6 +165,31 @@ class ContextFlow:
             best = _worst(found)
             return best.then(f"returned by {_short(target)}", at) if best.kind != "unknown" else best
         return UNKNOWN
+
+    def _literal(self, expr: Expr | None, use: _Use, depth: int) -> tuple[Expr, _Use] | None:
+        """The struct literal a value is, when this very value is known: the argument a
+        parameter was given, or a local's last binding before the use."""
+        for _ in range(4):
+            if not isinstance(expr, dict):
+                return None
+            if expr.get("k") == "obj":
+                return expr, use
+            if expr.get("k") != "ref":
+                return None
+            sym = expr["sym"]
+            if sym in use.subst:
+                expr, use = use.subst[sym]
+                continue
+            decl = self.graph.decls.get(sym)
+            if decl is None or decl.kind != "local" or not use.fn:
+                return None
+            mine = [(b, p) for b, p in self.graph.bindings.get(sym, ()) if b.function and _inside(use.fn, b.function)
+                    and b.span.line <= use.line]
+            if not mine:
+                return None
+            b, p = max(mine, key=lambda bp: (bp[0].span.line, bp[0].span.column))
+            expr, use = b.expr, _Use(p, b.function, b.span.line, use.subst)
+        return None
 
     def _deadline_site(self, path: str, call: Expr, args: list[Expr]) -> str | None:
         """The context_deadline site of a `WithTimeout` call: at its duration argument."""

@@ -4,8 +4,11 @@ request's context and is not joined, so the work dies when the response ends.
 Handlers: HTTP handlers by parameter types (graph.http_handlers()) and gRPC methods.
 The goroutine uses the request context when an argument of the `go` call, or of a call
 inside the goroutine's func literal, derives from a request root (contexts.py).
-Not flagged: joined before the handler returns (extract/go_marks_ctx.py `joined`), or a
-goroutine that loops until a context's `Done()` (`stops_with_ctx`).
+Not flagged: joined on every path before the handler returns (extract/go_marks_ctx.py
+`joined`), or a goroutine that loops until a context's `Done()` (`stops_with_ctx`). A
+partial join (a `select` arm, a branch, a return before the join) is flagged only when the
+goroutine goes on to record state (a terminal write, or a call named with a state-changing
+verb from the catalog).
 """
 
 from __future__ import annotations
@@ -18,12 +21,19 @@ from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.facts import CallFact
 from deadline_audit.findings import Finding, FlowStep, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
+from deadline_audit.terminal_writes import TerminalWrites, tokens
+
+
+def _calls_at(graph: TimeoutGraph, call: CallFact):
+    return [(c, p) for c, p in graph.calls_in.get(call.function or "", ()) if c is call]
 
 RULE_ID, RULE_NAME, SEVERITY = "DA202", "request-bound-background-work", "warning"
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     flow = ContextFlow(graph)
+    writes = TerminalWrites(graph.catalog, graph)
+    verbs = set(graph.catalog.file("terminal_writes").get("names", {}).get("state_change_verbs", ()))
     handlers = set(graph.http_handlers()) | {s for s in graph.functions if flow.is_grpc_handler(s)}
     for handler in sorted(handlers):
         for call, path in graph.calls_in.get(handler, ()):
@@ -32,9 +42,28 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             target = graph.resolve_callee(call.callee, Ctx(path))
             if target and _stops_with_ctx(graph, target):
                 continue
+            change = None
+            if call.extra.get("partial_join"):
+                # a partial join is a defect only when the goroutine changes state after
+                # the handler may have returned (SPEC §4 DA202)
+                change = _state_change(graph, writes, verbs, target) if target else None
+                if change is None:
+                    continue
             origin = _request_origin(graph, flow, call, path, target)
             if origin is not None:
-                yield _finding(graph, handler, call, path, origin)
+                yield _finding(graph, handler, call, path, origin, change)
+
+
+def _state_change(graph: TimeoutGraph, writes: TerminalWrites, verbs: set[str], target: str) -> CallFact | None:
+    """The first call in the goroutine (its function and closures) that records state: a
+    terminal write, or a call whose name holds a state-changing verb."""
+    owners = [target, *graph.closures.get(target, ())]
+    calls = sorted(((c, p) for o in owners for c, p in graph.calls_in.get(o, ()) if not c.in_go),
+                   key=lambda cp: (cp[0].span.line, cp[0].span.column))
+    for call, path in calls:
+        if writes.is_terminal(call, path) or any(writes._verb(t, verbs) for t in tokens(writes.name_of(call))[:1]):
+            return call
+    return None
 
 
 def _stops_with_ctx(graph: TimeoutGraph, fn: str) -> bool:
@@ -43,20 +72,30 @@ def _stops_with_ctx(graph: TimeoutGraph, fn: str) -> bool:
 
 def _request_origin(graph: TimeoutGraph, flow: ContextFlow, call: CallFact, path: str,
                     target: str | None) -> Origin | None:
-    uses = [(a, call.function, call.span.line) for a in call.args]
-    if target and target in graph.closures.get(call.function or "", ()):  # go func() { … }()
-        for inner in [target, *graph.closures.get(target, ())]:
-            for c, _ in graph.calls_in.get(inner, ()):
-                if not c.in_go:
-                    uses.extend((a, inner, c.span.line) for a in c.args)
-    for expr, fn, line in uses:
-        origin = flow.origin(expr, path, fn, line)
+    for expr in call.args:
+        origin = flow.origin(expr, path, call.function, call.span.line)
         if origin.kind == "request":
             return origin
+    if not target:
+        return None
+    # inside the goroutine (`go func() { … }()` or `go s.run(job)`): the contexts its calls
+    # use, with its parameters bound to this statement's arguments (a ctx carried in a
+    # struct argument counts: `go s.run(job)` with `job.ctx`)
+    for inner in [target, *graph.closures.get(target, ())]:
+        for c, _ in graph.calls_in.get(inner, ()):
+            if c.in_go:
+                continue
+            for expr in c.args[:1]:
+                origin = flow.origin_in_callee(expr, target, c.span.line, call.args, path, call.function,
+                                               call.span.line) if inner == target else \
+                    flow.origin(expr, graph.functions[inner][1], inner, c.span.line)
+                if origin.kind == "request":
+                    return origin
     return None
 
 
-def _finding(graph: TimeoutGraph, handler: str, call: CallFact, path: str, origin: Origin) -> Finding:
+def _finding(graph: TimeoutGraph, handler: str, call: CallFact, path: str, origin: Origin,
+             change: CallFact | None = None) -> Finding:
     name = handler.split(":", 2)[-1].rsplit("/", 1)[-1].split(".", 1)[-1]
     related = []
     root = origin.steps[0] if origin.steps else None
@@ -72,7 +111,13 @@ def _finding(graph: TimeoutGraph, handler: str, call: CallFact, path: str, origi
         related.append(Related(f"http.Server.WriteTimeout {describe_seconds(seconds)} also cancels it", loc))
     also = f", the client disconnects or WriteTimeout ({describe_seconds(timeouts[0][1])}) fires" if timeouts \
         else " or the client disconnects"
-    message = (f"goroutine started in handler {name} uses the request's context {origin.root} and is not joined: "
+    joined = "is not joined"
+    if change is not None:
+        joined = f"is joined only partly ({call.extra.get('partial_join')}) and then records state"
+        target_path = next((p for c, p in _calls_at(graph, change)), path)
+        related.append(Related("state change after the handler may have returned",
+                               Location(target_path, change.span.line, change.span.column)))
+    message = (f"goroutine started in handler {name} uses the request's context {origin.root} and {joined}: "
                f"it is cancelled as soon as the handler returns{also}, so the background work dies with the response.")
     steps = [FlowStep(node=f"ctx:{s.location.path}:{s.location.line}:{s.location.column}" if s.location else f"ctx:{s.label}",
                       label=s.label, location=s.location) for s in origin.steps]

@@ -2,9 +2,12 @@
 
 Writes (positions 1-based, code points):
 - `CallFact.extra["joined"]` on the call of a `go` statement: how the enclosing function
-  waits for it before returning — `"Wait"` (a `WaitGroup`/`errgroup` `Wait()` after the
-  statement) or `"receive"` (a channel receive after it, other than `<-x.Done()` and
-  `<-time.After(...)`). Nested func literals do not count: they are other functions.
+  waits for it on every path before returning — `"Wait"` (a `WaitGroup`/`errgroup`
+  `Wait()` after the statement) or `"receive"` (a channel receive after it, other than
+  `<-x.Done()` and `<-time.After(...)`). Nested func literals do not count: they are other
+  functions. A join that waits only on some paths — one arm of a `select` with others
+  (`<-ctx.Done()`, `time.After`, `default`), inside a branch the `go` is not in, or after
+  a `return` that skips it — is `CallFact.extra["partial_join"]` (why, in words) instead.
 - `FunctionFact.markers` `{"m": "stops_with_ctx", "ctx": "<expr>", "line", "col"}`: the
   function loops (`for`) on a `select` with a `case <-<expr>.Done():`, i.e. it exists to
   stop when that context ends.
@@ -34,6 +37,7 @@ def _query(join_methods: tuple[str, ...]) -> Query:
     return Query(GO, f"""
         (go_statement (call_expression) @go)
         (unary_expression operator: "<-" operand: (_) @operand) @recv
+        (return_statement) @ret
         ((call_expression function: (selector_expression field: (field_identifier) @jm)) @join
          (#any-of? @jm {names}))
     """)
@@ -65,16 +69,59 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             continue
         waits.append((node, "receive"))
 
+    returns = caps.get("ret", ())
     for call_node in caps.get("go", ()):
         fact = calls.get(tuple(pos.at(call_node)))
         if fact is None:
             continue
         stmt = call_node.parent
         owner = _function_of(stmt)
+        partial = None
         for wait, how in waits:
             if wait.start_byte > stmt.end_byte and _function_of(wait) == owner:
-                fact.extra["joined"] = how
-                break
+                why = _partial(stmt, wait, owner, returns)
+                if why is None:
+                    fact.extra["joined"] = how
+                    fact.extra.pop("partial_join", None)
+                    break
+                partial = partial or why
+                fact.extra["partial_join"] = partial
+
+
+_BRANCHES = ("if_statement", "expression_switch_statement", "type_switch_statement")
+
+
+def _partial(stmt: Any, wait: Any, owner: Any, returns) -> str | None:
+    """Why a join after the `go` statement does not wait on every path, or None: it is
+    one arm of a `select` with others, it sits in a branch the `go` is not in, or a
+    `return` between the two leaves without it."""
+    ancestors = set()
+    node = stmt.parent
+    while node is not None:
+        ancestors.add(node.id)
+        node = node.parent
+    prev, node = wait, wait.parent
+    while node is not None and node.type not in _FUNCTIONS:
+        if node.type == "select_statement" and node.id not in ancestors:
+            arms = [c for c in node.named_children if c.type in ("communication_case", "default_case")]
+            if len(arms) > 1:
+                return "a select with another arm"
+        if node.type in _BRANCHES and node.id not in ancestors and _in_arm(node, prev):
+            return "only on some paths"
+        prev, node = node, node.parent
+    for ret in returns:
+        if stmt.end_byte < ret.start_byte < wait.start_byte and _function_of(ret) == owner:
+            return "a return before it"
+    return None
+
+
+def _in_arm(branch: Any, child: Any) -> bool:
+    """Is `child` (a direct child of an if/switch) one of its arms, rather than the
+    initializer or condition that always runs?"""
+    if branch.type == "if_statement":
+        return child.id in {n.id for n in (branch.child_by_field_name("consequence"),
+                                           branch.child_by_field_name("alternative")) if n is not None}
+    return child.type in ("expression_case", "type_case", "default_case")
 
 
 def _function_of(node: Any) -> Any:
