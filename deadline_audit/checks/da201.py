@@ -40,6 +40,10 @@ def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
     terminal_at = {(p, c.span.line, c.span.column) for c, p in candidates}
     for call, path in sorted(candidates, key=lambda cp: (cp[1], cp[0].span.line, cp[0].span.column)):
         origin = flow.origin(call.args[0], path, call.function, call.span.line)
+        done = _known_done(call)
+        if done is not None and origin.kind != "detached":
+            yield _go_finding(graph, writes, call, path, origin, done)
+            continue
         if origin.kind == "deadline" and not _bounds_work(graph, writes, origin, call):
             continue
         if origin.kind not in ("request", "deadline"):
@@ -47,6 +51,23 @@ def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
         if any(v in terminal_at for v in origin.via):
             continue  # reported where the context entered the terminal write
         yield _go_finding(graph, writes, call, path, origin)
+
+
+def _known_done(call: CallFact) -> dict | None:
+    """The write's own context is already done here (extract/go_marks_ctx.py `ctx_done`)."""
+    mark = call.extra.get("ctx_done")
+    if mark and _same(mark.get("ctx"), call.args[0]):
+        return mark
+    return None
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = (set(a) | set(b)) - {"at"}
+        return all(_same(a.get(k), b.get(k)) for k in keys)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, write: CallFact) -> bool:
@@ -64,9 +85,13 @@ def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, wr
     return False
 
 
-def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, path: str, origin: Origin) -> Finding:
+def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, path: str, origin: Origin,
+                done: dict | None = None) -> Finding:
     name, noun = writes.name_of(call), writes.noun(call, path)
     related: list[Related] = []
+    if done is not None:
+        related.append(Related(f"the context is known to be done here ({done['how']})",
+                               Location(path, done["line"], done["col"])))
     root = origin.steps[0] if origin.steps else None
     if root is not None and root.location is not None:
         label = "cancelled by the client and when the response ends" if origin.kind == "request" else "the deadline of the work"
@@ -79,7 +104,11 @@ def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, pat
             fires.append(f"{node.get('label', 'deadline')} ({describe_seconds(seconds)})")
             related.append(Related(f"deadline that fires: {node.get('label')} {describe_seconds(seconds)}",
                                    Location(node["path"], node["line"], node["column"])))
-    if origin.kind == "request":
+    if done is not None:
+        message = (f"{name} records how the {noun} ended with a context that is already done ({done['how']}): "
+                   f"the write is certain to fail with context canceled / deadline exceeded, so the final state "
+                   f"is never saved.")
+    elif origin.kind == "request":
         for loc, seconds in ([] if origin.root.startswith("gRPC") else _write_timeouts(graph, path)):
             fires.append(f"the server's WriteTimeout ({describe_seconds(seconds)})")
             related.append(Related(f"http.Server.WriteTimeout {describe_seconds(seconds)} cancels the request context",

@@ -18,6 +18,7 @@ Method names for joins are catalog data (`terminal_writes.toml`, `[go] join_meth
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
@@ -25,6 +26,7 @@ from tree_sitter import Query, QueryCursor
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.go import GO
+from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.extract.go_text import Positions
 from deadline_audit.facts import FileFacts, FunctionFact
 
@@ -38,13 +40,14 @@ def _query(join_methods: tuple[str, ...]) -> Query:
         (go_statement (call_expression) @go)
         (unary_expression operator: "<-" operand: (_) @operand) @recv
         (return_statement) @ret
+        (if_statement condition: (_) @cond consequence: (block) @then)
         ((call_expression function: (selector_expression field: (field_identifier) @jm)) @join
          (#any-of? @jm {names}))
     """)
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
-    if b"go " not in source and b"<-" not in source:
+    if b"go " not in source and b"<-" not in source and b".Err()" not in source:
         return
     joins = tuple(catalog.file("terminal_writes").get("go", {}).get("join_methods", ("Wait",)))
     # py-tree-sitter 0.26 returns each capture list in no reliable order: sort by
@@ -61,13 +64,17 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     waits: list[tuple[Any, str]] = []  # (node, how) of joins, in any function
     for node in caps.get("join", ()):
         waits.append((node, "Wait"))
+    done = _DoneContexts(tree, source, facts, pos)
     for node in caps.get("recv", ()):
         operand = node.child_by_field_name("operand")
         if operand is not None and _is_done_or_timer(operand, source):
             if operand.type == "call_expression" and _selector_field(operand, source) == "Done":
                 _mark_stop(node, operand, source, pos, functions, by_line)
+                done.after_done(node, operand)
             continue
         waits.append((node, "receive"))
+    for cond, then in zip(caps.get("cond", ()), caps.get("then", ())):
+        done.after_err(cond, then)
 
     returns = caps.get("ret", ())
     for call_node in caps.get("go", ()):
@@ -113,6 +120,69 @@ def _partial(stmt: Any, wait: Any, owner: Any, returns) -> str | None:
         if stmt.end_byte < ret.start_byte < wait.start_byte and _function_of(ret) == owner:
             return "a return before it"
     return None
+
+
+_ERR_DONE = re.compile(r"^\s*(?:errors\.Is\(\s*)?([\w.]+)\.Err\(\)\s*(?:!=\s*nil|==\s*context\.\w+|,\s*context\.\w+\))\s*$")
+
+
+class _DoneContexts:
+    """Calls made with a context already known to be done (DA201 certainty):
+    `CallFact.extra["ctx_done"] = {"ctx": Expr, "how": str, "line", "col"}` on each call in
+    a `case <-X.Done():` arm, after a `<-X.Done()` statement in the same block, or in the
+    body of `if X.Err() != nil` / `if X.Err() == context.Canceled` /
+    `if errors.Is(X.Err(), context.DeadlineExceeded)`. Only `X.Err()` of the context
+    itself counts: an `errors.Is(err, …)` on some call's error proves nothing."""
+
+    def __init__(self, tree: Any, source: bytes, facts: FileFacts, pos: Positions) -> None:
+        self.src, self.pos = source, pos
+        self.calls = {(c.span.line, c.span.column): c for c in facts.calls}
+        self.ctx = GoMarkContext(tree.root_node, source, facts) if self.calls else None
+
+    def after_done(self, recv: Any, operand: Any) -> None:
+        x = operand.child_by_field_name("function").child_by_field_name("operand")
+        holder = recv.parent
+        if holder is not None and holder.type == "receive_statement":
+            holder = holder.parent
+        if holder is not None and holder.type == "communication_case":
+            body = [c for c in holder.named_children if c.type == "statement_list"]
+            self._mark(body, x, recv, f"inside its `case <-{self._text(x)}.Done():` arm")
+        elif holder is not None and holder.type == "expression_statement":
+            following, sibling = [], holder.next_named_sibling
+            while sibling is not None:
+                following.append(sibling)
+                sibling = sibling.next_named_sibling
+            self._mark(following, x, recv, f"after `<-{self._text(x)}.Done()`")
+
+    def after_err(self, cond: Any, then: Any) -> None:
+        m = _ERR_DONE.match(self._text(cond))
+        if m is None:
+            return
+        x = cond
+        while x is not None and not (x.type == "call_expression" and _selector_field(x, self.src) == "Err"):
+            x = next((c for c in x.named_children if b".Err()" in self.src[c.start_byte:c.end_byte]), None)
+        if x is not None:
+            x = x.child_by_field_name("function").child_by_field_name("operand")
+            self._mark([then], x, cond, f"after `{self._text(cond).strip()}`")
+
+    def _mark(self, nodes: list, ctx_node: Any, where: Any, how: str) -> None:
+        if self.ctx is None:
+            return
+        fn = self.ctx.function_at(where)
+        ctx_expr = self.ctx.expr(ctx_node, fn)
+        line, col = self.pos.at(where)
+        stack = list(nodes)
+        while stack:
+            node = stack.pop()
+            if node.type in _FUNCTIONS:
+                continue
+            if node.type == "call_expression":
+                fact = self.calls.get(tuple(self.pos.at(node)))
+                if fact is not None and not fact.in_go:
+                    fact.extra.setdefault("ctx_done", {"ctx": ctx_expr, "how": how, "line": line, "col": col})
+            stack.extend(node.named_children)
+
+    def _text(self, node: Any) -> str:
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
 def _in_arm(branch: Any, child: Any) -> bool:

@@ -1,0 +1,77 @@
+"""Terminal writes by meaning and through helpers, writes with a done context (DA201),
+joins on every path (DA202), and streams behind routers, accessors and per-request
+timeouts (DA102), on fixture trees written unlike the others."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rel, rule_findings
+
+
+def test_go_terminal_writes_by_meaning_helpers_and_done_contexts():
+    # flagged: the noun on the receiver's type package (exports.Store.Finalize), in an
+    # argument (transferID), none at all (PersistFinalStatus), a write made by a helper
+    # (reported at the helper's call), and two writes with a context known to be done.
+    # silent: RecordLatency, MarkFailed on a tracing receiver, the write inside closeOut,
+    # a helper named like a write that detaches (finishTask), errors.Is on a call's error,
+    # and a done-arm write on context.WithoutCancel.
+    result = analyse("da201/meaning")
+    assert rule_findings(result, "DA201") == [
+        ("DA201", "da201/meaning/httpapi/handlers.go", 25),
+        ("DA201", "da201/meaning/httpapi/handlers.go", 34),
+        ("DA201", "da201/meaning/httpapi/handlers.go", 39),
+        ("DA201", "da201/meaning/httpapi/handlers.go", 45),
+        ("DA201", "da201/meaning/worker/sweeper.go", 24),
+        ("DA201", "da201/meaning/worker/sweeper.go", 36),
+    ]
+    assert "how the export ended under r.Context()" in finding_at(result, "DA201", "handlers.go", 25).message
+    assert "how the transfer ended" in finding_at(result, "DA201", "handlers.go", 34).message
+    arm = finding_at(result, "DA201", "sweeper.go", 24)
+    assert "already done (inside its `case <-ctx.Done():` arm)" in arm.message
+    assert ("da201/meaning/worker/sweeper.go", 23) in [rel(r.location) for r in arm.related]
+    err = finding_at(result, "DA201", "sweeper.go", 36)
+    assert "already done (after `ctx.Err() != nil`)" in err.message and "the job ended" in err.message
+
+
+def test_python_terminal_writes_by_meaning_and_helpers():
+    # flagged: receiver name (_exports.complete), final-state words (store_final_result),
+    # a helper awaited in the scope (at its call); silent: a plain put.
+    result = analyse("da201/meaning_py")
+    assert rule_findings(result, "DA201") == [
+        ("DA201", "da201/meaning_py/grading/service.py", 28),
+        ("DA201", "da201/meaning_py/grading/service.py", 34),
+        ("DA201", "da201/meaning_py/grading/service.py", 46),
+    ]
+
+
+def test_go_joins_on_every_path():
+    # flagged: a select arm on ctx.Done() then a state change, a join in one branch, a
+    # return before the join, and the request ctx carried in a struct argument.
+    # silent: a partial join of a goroutine that only computes, a WaitGroup join after a
+    # fan-out, a keep-alive goroutine that stops with the request.
+    result = analyse("da202/joins")
+    assert rule_findings(result, "DA202") == [
+        ("DA202", "da202/joins/web/handlers.go", 24),
+        ("DA202", "da202/joins/web/handlers.go", 59),
+        ("DA202", "da202/joins/web/handlers.go", 71),
+        ("DA202", "da202/joins/web/handlers.go", 102),
+    ]
+    select = finding_at(result, "DA202", "handlers.go", 24)
+    assert "joined only partly (a select with another arm) and then records state" in select.message
+    assert ("da202/joins/web/handlers.go", 26) in [rel(r.location) for r in select.related]
+    assert "only on some paths" in finding_at(result, "DA202", "handlers.go", 59).message
+    assert "a return before it" in finding_at(result, "DA202", "handlers.go", 71).message
+    assert "is not joined" in finding_at(result, "DA202", "handlers.go", 102).message
+
+
+def test_da102_router_groups_and_python_session_overrides():
+    router = analyse("da102/router")
+    assert rule_findings(router, "DA102") == [("DA102", "da102/router/cmd/feed/main.go", 14)]
+    f = finding_at(router, "DA102", "main.go", 14)
+    assert [rel(r.location) for r in f.related] == [("da102/router/internal/feed/routes.go", 26)]
+
+    # the session reached through a property is flagged for the stream that uses its
+    # deadline; requests with their own timeout= (which replaces the session's) are not
+    py = analyse("da102/py_override")
+    assert rule_findings(py, "DA102") == [("DA102", "da102/py_override/watch/follow.py", 9)]
+    g = finding_at(py, "DA102", "follow.py", 9)
+    assert [rel(r.location) for r in g.related] == [("da102/py_override/watch/follow.py", 18)]
