@@ -75,3 +75,19 @@ def test_da102_router_groups_and_python_session_overrides():
     assert rule_findings(py, "DA102") == [("DA102", "da102/py_override/watch/follow.py", 9)]
     g = finding_at(py, "DA102", "follow.py", 9)
     assert [rel(r.location) for r in g.related] == [("da102/py_override/watch/follow.py", 18)]
+
+
+def test_da102_response_handed_to_another_function_keeps_its_deadline():
+    # returned by a helper (Follow), passed to a reader (pump, under the caller's
+    # WithTimeout), stored in a struct and read by another method (Session.Next);
+    # silent: io.ReadAll of the same helper's response (Snapshot) is not a stream
+    result = analyse("da102/handoff")
+    assert rule_findings(result, "DA102") == [
+        ("DA102", "da102/handoff/tail/client.go", 19),
+        ("DA102", "da102/handoff/tail/client.go", 49),
+    ]
+    client = finding_at(result, "DA102", "client.go", 19)
+    assert [rel(r.location) for r in client.related] == [
+        ("da102/handoff/tail/client.go", 39), ("da102/handoff/tail/client.go", 93)]
+    scope = finding_at(result, "DA102", "client.go", 49)
+    assert [rel(r.location) for r in scope.related] == [("da102/handoff/tail/client.go", 61)]

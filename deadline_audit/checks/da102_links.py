@@ -251,13 +251,58 @@ def _stream_reads_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
         index: dict[str, list[Stream]] = {}
         for fn_sym, fn_path, mark in _stream_reads(graph):
             client = mark.get("client")
-            holder = graph.resolve_sym(client, Ctx(fn_path)) if client is not None else None
-            for h in _through_accessor(graph, holder):
-                index.setdefault(h, []).append(
-                    (Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
-                            fn_path, mark["line"], mark["col"]), mark.get("timeout"), fn_path))
+            holders = []
+            if client is not None:
+                holders.append(graph.resolve_sym(client, Ctx(fn_path)))
+            else:  # a response handed over: returned by a helper, or passed in by a caller
+                holders += [graph.resolve_sym(c, Ctx(p)) for c, p, _ in response_origins(graph, fn_sym, fn_path, mark)]
+            for holder in dict.fromkeys(holders):
+                for h in _through_accessor(graph, holder):
+                    index.setdefault(h, []).append(
+                        (Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
+                                fn_path, mark["line"], mark["col"]), mark.get("timeout"), fn_path))
         graph._memo[key] = index
     return graph._memo[key]
+
+
+def response_origins(graph: TimeoutGraph, fn_sym: str, fn_path: str, mark: dict) -> list[tuple[Expr, str, str | None]]:
+    """Where a streamed response was produced, across functions: (client expr, its path,
+    the function that made the request) for each `Do`/`Get`/`Post` it may come from —
+    through locals, the returns of helpers ("response producer") and the arguments of the
+    callers that handed it in. Memoised per read."""
+    key = ("_da102_origins", fn_sym, mark.get("line"), mark.get("col"))
+    if key not in graph._memo:
+        start = mark.get("resp") or mark.get("producer")
+        found: list[tuple[Expr, str, str | None]] = []
+        if start is not None:
+            _origins(graph, start, fn_path, fn_sym, found, 0, set())
+        graph._memo[key] = found
+    return graph._memo[key]
+
+
+def _origins(graph: TimeoutGraph, expr: Expr | None, path: str, fn: str | None,
+             found: list, depth: int, seen: set) -> None:
+    if not isinstance(expr, dict) or depth > 8 or len(found) > 8:
+        return
+    k = expr.get("k")
+    if k in ("ref", "field"):  # a variable, a parameter, or a struct field it was stored in
+        sym = graph.resolve_sym(expr, Ctx(path))
+        decl = graph.decls.get(sym) if sym else None
+        if sym in seen or decl is None or decl.kind not in ("local", "param", "field", "var"):
+            return
+        for b, p in graph.bindings.get(sym, ())[:8]:
+            _origins(graph, b.expr, p, b.function, found, depth + 1, seen | {sym})
+    elif k == "call":
+        callee = expr.get("fn") or {}
+        methods = graph.catalog.file("streams").get("go", {}).get("client_methods", ())
+        if callee.get("k") == "method" and callee.get("name") in methods:
+            found.append((callee.get("x"), path, fn))
+            return
+        target = graph.resolve_callee(callee, Ctx(path))
+        if target is not None and target not in seen:
+            tfn, tpath = graph.functions[target]
+            for r in tfn.returns:
+                _origins(graph, r, tpath, target, found, depth + 1, seen | {target})
 
 
 def _through_accessor(graph: TimeoutGraph, holder: str | None) -> list[str]:
@@ -322,6 +367,11 @@ def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> l
         if fn_sym == site.function:
             found.append(Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
                                 fn_path, mark["line"], mark["col"]))
+        elif mark.get("client") is None and fn_path.endswith(".go") and \
+                any(made_in == site.function for _, _, made_in in response_origins(graph, fn_sym, fn_path, mark)):
+            # requested under this deadline, read where the response was handed
+            found.append(Stream(_short(fn_sym), f"the response requested under this deadline is read as a stream "
+                                                f"here ({mark.get('how')})", fn_path, mark["line"], mark["col"]))
     methods = set(graph.catalog.table("go", "streaming").get("methods", ()))
     for call, call_path in graph.calls_in.get(site.function, ()):
         name = call.callee.get("name")

@@ -14,7 +14,8 @@ Markers added to `FunctionFact.markers` (positions 1-based, code points):
   `mux.Get(pattern, h)` and the other verb routes of `verb_route_methods` are `route`s;
 - `{"m": "stream_read", "how", "line", "col", "client": Expr | None, "producer": Expr | None}`:
   a response body read as a stream; `client` is the receiver of the `Do`/`Get`/`Post`
-  that produced the response in the same function, else `producer` is that call.
+  that produced the response in the same function, else `producer` is that call; `resp`
+  is the response variable (a parameter when the response was handed in by a caller).
 Names and strings come from `rules/catalog/streams.toml` (`[go]`).
 """
 
@@ -142,6 +143,8 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
                 continue  # a one-shot copy (a download) is not a stream of events
             line, col = ctx.at(call)
             marker = {"m": "stream_read", "how": how, "line": line, "col": col, "client": None, "producer": None}
+            if resp is not None and resp.type in ("identifier", "selector_expression"):
+                marker["resp"] = ctx.expr(resp, fn)
             producer = producers.get((fn.sym, ctx.text(resp))) if resp is not None and resp.type == "identifier" else None
             if producer is not None:
                 pfn = producer.child_by_field_name("function")
