@@ -94,10 +94,12 @@ class TerminalWrites:
             return False
         finishing = any(self._verb(t, self.finish) for t in name_tokens)
         stating = any(self._verb(t, self.state_verbs) for t in name_tokens)
-        if (finishing or stating) and any(t in self.final_words for t in name_tokens):
-            return True  # PersistFinalStatus, record_outcome
-        if finishing and any(t in self.final_states for t in name_tokens):
-            return True  # MarkSettled, mark_failed
+        verbs = [i for i, t in enumerate(name_tokens) if self._verb(t, self.finish | self.state_verbs)]
+        if verbs and any(t in self.final_words for i, t in enumerate(name_tokens) if i > verbs[0]):
+            return True  # PersistFinalStatus, record_outcome: the verb, then the final word
+        if verbs and any(t in self.final_states for i, t in enumerate(name_tokens) if i > verbs[0]) \
+                and self._verb(name_tokens[verbs[0]], self.finish):
+            return True  # MarkSettled, mark_failed (not handleFailedMessage: no verb before it)
         if any(self._noun(t, self.work) for t in name_tokens):
             pass
         elif all(t in self.name_noun_verbs for t in name_tokens if self._verb(t, self.finish)) and finishing \
