@@ -105,8 +105,9 @@ class TerminalWrites:
         elif all(t in self.name_noun_verbs for t in name_tokens if self._verb(t, self.finish)) and finishing \
                 and not stating:
             return False  # `client.close()`: a resource, unless the name names the work
-        elif not any(self._noun(t, self.work) for t in set(receiver) | set(self._argument_tokens(call))):
-            return False
+        elif not any(self._noun(t, self.work) for t in receiver) and not (
+                finishing and any(self._noun(t, self.work) for t in self._argument_tokens(call))):
+            return False  # an argument names the work only for a finishing verb (`complete(export.id)`)
         if finishing:
             return True
         return stating and any(self._noun(t, self.state_nouns) for t in name_tokens)

@@ -252,7 +252,9 @@ def _wait_for_coroutines(graph: TimeoutGraph, writes: TerminalWrites, seen: set)
                 target = graph.resolve_callee(callee, Ctx(path))
                 if not target:
                     continue
-                for fn in sorted(graph.reachable([target], limit=64)):
+                # the coroutine's own function and what it calls directly: deeper code
+                # is other work, whose own writes are judged where they are made
+                for fn in sorted({target} | graph.callees(target)):
                     inner = graph.calls_in.get(fn, ())
                     for write, wpath in inner:
                         key = (wpath, write.span.line, write.span.column)
