@@ -13,7 +13,7 @@ def test_go_terminal_writes_by_meaning_helpers_and_done_contexts():
     # (reported at the helper's call), and two writes with a context known to be done.
     # silent: RecordLatency, MarkFailed on a tracing receiver, the write inside closeOut,
     # a helper named like a write that detaches (finishTask), errors.Is on a call's error,
-    # and a done-arm write on context.WithoutCancel.
+    # a done-arm write on context.WithoutCancel, and a write in another context's Done arm.
     result = analyse("da201/meaning")
     assert rule_findings(result, "DA201") == [
         ("DA201", "da201/meaning/httpapi/handlers.go", 25),
@@ -22,6 +22,8 @@ def test_go_terminal_writes_by_meaning_helpers_and_done_contexts():
         ("DA201", "da201/meaning/httpapi/handlers.go", 45),
         ("DA201", "da201/meaning/worker/sweeper.go", 24),
         ("DA201", "da201/meaning/worker/sweeper.go", 36),
+        ("DA201", "da201/meaning/worker/sweeper.go", 66),
+        ("DA201", "da201/meaning/worker/sweeper.go", 73),
     ]
     assert "how the export ended under r.Context()" in finding_at(result, "DA201", "handlers.go", 25).message
     assert "how the transfer ended" in finding_at(result, "DA201", "handlers.go", 34).message
@@ -30,6 +32,8 @@ def test_go_terminal_writes_by_meaning_helpers_and_done_contexts():
     assert ("da201/meaning/worker/sweeper.go", 23) in [rel(r.location) for r in arm.related]
     err = finding_at(result, "DA201", "sweeper.go", 36)
     assert "already done (after `ctx.Err() != nil`)" in err.message and "the job ended" in err.message
+    assert "after `<-ctx.Done()`" in finding_at(result, "DA201", "sweeper.go", 66).message
+    assert "errors.Is(ctx.Err(), context.DeadlineExceeded)" in finding_at(result, "DA201", "sweeper.go", 73).message
 
 
 def test_python_terminal_writes_by_meaning_and_helpers():
