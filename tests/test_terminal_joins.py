@@ -49,11 +49,12 @@ def test_python_terminal_writes_by_meaning_and_helpers():
 
 def test_go_joins_on_every_path():
     # flagged: a select arm on ctx.Done() then a state change, a join in one branch, a
-    # return before the join, and the request ctx carried in a struct argument.
+    # return before the join, and the request (or RPC) ctx carried in a struct argument.
     # silent: a partial join of a goroutine that only computes, a WaitGroup join after a
-    # fan-out, a keep-alive goroutine that stops with the request.
+    # fan-out (HTTP and gRPC), a keep-alive goroutine that stops with the request.
     result = analyse("da202/joins")
     assert rule_findings(result, "DA202") == [
+        ("DA202", "da202/joins/rpc/service.go", 24),
         ("DA202", "da202/joins/web/handlers.go", 24),
         ("DA202", "da202/joins/web/handlers.go", 59),
         ("DA202", "da202/joins/web/handlers.go", 71),
@@ -65,6 +66,8 @@ def test_go_joins_on_every_path():
     assert "only on some paths" in finding_at(result, "DA202", "handlers.go", 59).message
     assert "a return before it" in finding_at(result, "DA202", "handlers.go", 71).message
     assert "is not joined" in finding_at(result, "DA202", "handlers.go", 102).message
+    rpc = finding_at(result, "DA202", "rpc/service.go", 24)  # the RPC's ctx in a struct pointer
+    assert "gRPC ctx of" in rpc.message and [s.label for s in rpc.flow][-1] == "stored in rpc.reroute.ctx"
 
 
 def test_da102_router_groups_and_python_session_overrides():
