@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the graph is optional: name-only use needs no graph
 
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
+_SQL_STATE = re.compile(r"(?i)\b(?:status|state|phase)\"?\s*=\s*'(\w+)'")
 _MAX_DEPTH = 8
 
 
@@ -59,6 +60,7 @@ class TerminalWrites:
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
         self.graph = graph
         self._writer: dict[str, bool] = {}
+        self._calls: dict[tuple[int, str | None], bool] = {}  # facts live as long as the graph
         self._active: set[str] = set()
 
     # -- names ------------------------------------------------------------------------
@@ -70,7 +72,14 @@ class TerminalWrites:
 
     def is_terminal(self, call: CallFact, path: str | None = None) -> bool:
         """A terminal write: by its SQL, by the body of the program function it calls
-        (when the graph resolves it), else by the meaning of its words."""
+        (when the graph resolves it), else by the meaning of its words. Memoised per call."""
+        key = (id(call), path)
+        found = self._calls.get(key)
+        if found is None:
+            found = self._calls[key] = self._is_terminal(call, path)
+        return found
+
+    def _is_terminal(self, call: CallFact, path: str | None) -> bool:
         if any(self._sql(a) for a in call.args):
             return True
         target = self._target(call, path)
@@ -240,7 +249,13 @@ class TerminalWrites:
         return out
 
     def _sql(self, expr: Expr) -> bool:
-        return expr.get("k") == "str" and any(p.search(expr.get("v", "")) for p in self.sql)
+        """SQL that sets a status column — unless it sets it to a state that is not an end
+        (`SET status = 'running'`)."""
+        if expr.get("k") != "str" or not any(p.search(expr.get("v", "")) for p in self.sql):
+            return False
+        head = re.split(r"(?i)\bwhere\b", expr.get("v", ""), maxsplit=1)[0]
+        states = _SQL_STATE.findall(head)
+        return not states or any(v.lower() not in self.never_states for v in states)
 
     @staticmethod
     def _receiver_tokens(callee: Expr) -> list[str]:

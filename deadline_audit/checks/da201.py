@@ -176,8 +176,8 @@ def _python(graph: TimeoutGraph, writes: TerminalWrites, asyncio_level: bool) ->
         if not py:
             continue
         for write, path in py:
-            if not writes.is_terminal(write, path):
-                continue
+            if not write.scopes or not writes.is_terminal(write, path):
+                continue  # (a) and (b) both need an enclosing scope: a deadline, finally, except
             key = (path, write.span.line, write.span.column)
             hit = _in_deadline_scope(graph, writes, write, py) or \
                 _level_triggered(graph, write, cancel_types, asyncio_level)
