@@ -49,7 +49,8 @@ def test_python_terminal_writes_by_meaning_and_helpers():
 
 def test_go_joins_on_every_path():
     # flagged: a select arm on ctx.Done() then a state change, a join in one branch, a
-    # return before the join, and the request (or RPC) ctx carried in a struct argument.
+    # return before the join, the request (or RPC) ctx carried in a struct argument, and a
+    # poller that uses the request ctx but stops only with the server's lifetime context.
     # silent: a partial join of a goroutine that only computes, a WaitGroup join after a
     # fan-out (HTTP and gRPC), a keep-alive goroutine that stops with the request.
     result = analyse("da202/joins")
@@ -59,6 +60,7 @@ def test_go_joins_on_every_path():
         ("DA202", "da202/joins/web/handlers.go", 59),
         ("DA202", "da202/joins/web/handlers.go", 71),
         ("DA202", "da202/joins/web/handlers.go", 102),
+        ("DA202", "da202/joins/web/handlers.go", 139),
     ]
     select = finding_at(result, "DA202", "handlers.go", 24)
     assert "joined only partly (a select with another arm) and then records state" in select.message

@@ -40,7 +40,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             if not call.in_go or call.extra.get("joined"):
                 continue
             target = graph.resolve_callee(call.callee, Ctx(path))
-            if target and _stops_with_ctx(graph, target):
+            if target and _stops_with_ctx(graph, flow, call, path, target):
                 continue
             change = None
             if call.extra.get("partial_join"):
@@ -66,8 +66,22 @@ def _state_change(graph: TimeoutGraph, writes: TerminalWrites, verbs: set[str], 
     return None
 
 
-def _stops_with_ctx(graph: TimeoutGraph, fn: str) -> bool:
-    return any(m.get("m") == "stops_with_ctx" for m in graph.functions[fn][0].markers)
+def _stops_with_ctx(graph: TimeoutGraph, flow: ContextFlow, call: CallFact, path: str, fn: str) -> bool:
+    """The goroutine loops until a context's `Done()`: it exists to stop with the request —
+    unless that context is known not to be the request's (a server's lifetime context,
+    `context.Background()`), in which case it outlives the request it still uses."""
+    for m in graph.functions[fn][0].markers:
+        if m.get("m") != "stops_with_ctx":
+            continue
+        expr = m.get("expr")
+        if expr is None:
+            return True
+        origin = flow.origin_in_callee(expr, fn, m["line"], call.args, path, call.function, call.span.line) \
+            if fn not in graph.closures.get(call.function or "", ()) else \
+            flow.origin(expr, graph.functions[fn][1], fn, m["line"])
+        if origin.kind in ("request", "unknown"):
+            return True
+    return False
 
 
 def _request_origin(graph: TimeoutGraph, flow: ContextFlow, call: CallFact, path: str,

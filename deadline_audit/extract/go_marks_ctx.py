@@ -8,9 +8,9 @@ Writes (positions 1-based, code points):
   functions. A join that waits only on some paths — one arm of a `select` with others
   (`<-ctx.Done()`, `time.After`, `default`), inside a branch the `go` is not in, or after
   a `return` that skips it — is `CallFact.extra["partial_join"]` (why, in words) instead.
-- `FunctionFact.markers` `{"m": "stops_with_ctx", "ctx": "<expr>", "line", "col"}`: the
-  function loops (`for`) on a `select` with a `case <-<expr>.Done():`, i.e. it exists to
-  stop when that context ends.
+- `FunctionFact.markers` `{"m": "stops_with_ctx", "ctx": "<text>", "expr": Expr, "line",
+  "col"}`: the function loops (`for`) on a `select` with a `case <-<expr>.Done():`, i.e.
+  it exists to stop when that context ends.
 
 Tree-sitter Queries find the candidates (matching runs in C); only they are walked.
 Method names for joins are catalog data (`terminal_writes.toml`, `[go] join_methods`).
@@ -69,7 +69,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         operand = node.child_by_field_name("operand")
         if operand is not None and _is_done_or_timer(operand, source):
             if operand.type == "call_expression" and _selector_field(operand, source) == "Done":
-                _mark_stop(node, operand, source, pos, functions, by_line)
+                _mark_stop(node, operand, source, pos, functions, by_line, done.ctx)
                 done.after_done(node, operand)
             continue
         waits.append((node, "receive"))
@@ -220,7 +220,8 @@ def _is_done_or_timer(operand: Any, source: bytes) -> bool:
 
 
 def _mark_stop(recv: Any, operand: Any, source: bytes, pos: Positions,
-               functions: dict[tuple[int, int], FunctionFact], by_line: dict[int, list[FunctionFact]]) -> None:
+               functions: dict[tuple[int, int], FunctionFact], by_line: dict[int, list[FunctionFact]],
+               names: GoMarkContext | None = None) -> None:
     """`for { select { case <-ctx.Done(): … } }`: mark the function holding the loop."""
     node, seen_select, seen_for = recv.parent, False, False
     while node is not None and node.type not in _FUNCTIONS:
@@ -235,6 +236,9 @@ def _mark_stop(recv: Any, operand: Any, source: bytes, pos: Positions,
         return
     x = operand.child_by_field_name("function").child_by_field_name("operand")
     line, col = pos.at(recv)
-    fact.markers.append({"m": "stops_with_ctx", "ctx": source[x.start_byte:x.end_byte].decode("utf-8", "replace"),
-                         "line": line, "col": col})
+    marker = {"m": "stops_with_ctx", "ctx": source[x.start_byte:x.end_byte].decode("utf-8", "replace"),
+              "line": line, "col": col}
+    if names is not None:
+        marker["expr"] = names.expr(x, fact)
+    fact.markers.append(marker)
 
