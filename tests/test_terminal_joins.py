@@ -73,8 +73,13 @@ def test_go_joins_on_every_path():
 
 
 def test_da102_router_groups_and_python_session_overrides():
+    # chi verb routes inside Route/Group sub-routers; a gorilla PathPrefix().Subrouter()
+    # (two servers in the module: both linked through their mux, not the fallback)
     router = analyse("da102/router")
-    assert rule_findings(router, "DA102") == [("DA102", "da102/router/cmd/feed/main.go", 14)]
+    assert rule_findings(router, "DA102") == [("DA102", "da102/router/cmd/feed/main.go", 14),
+                                              ("DA102", "da102/router/internal/admin/admin.go", 15)]
+    assert [rel(r.location) for r in finding_at(router, "DA102", "admin.go", 15).related] == [
+        ("da102/router/internal/admin/admin.go", 20)]
     f = finding_at(router, "DA102", "main.go", 14)
     assert [rel(r.location) for r in f.related] == [("da102/router/internal/feed/routes.go", 26)]
 

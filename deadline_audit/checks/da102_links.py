@@ -159,8 +159,28 @@ def _routes(graph: TimeoutGraph) -> dict[str, list[tuple[Expr, str]]]:
                     if mux is not None:
                         parent[m["alias"]["sym"]] = mux
 
+        factories = set(graph.catalog.file("streams").get("go", {}).get("subrouter_factories", ()))
+
+        def strip(expr: Expr | None) -> Expr | None:
+            """`r.PathPrefix("/api").Subrouter()`, `r.With(mw)` → `r`."""
+            for _ in range(8):
+                fn = (expr or {}).get("fn") or {}
+                if not (isinstance(expr, dict) and expr.get("k") == "call" and fn.get("k") == "method"
+                        and fn.get("name") in factories):
+                    break
+                expr = fn.get("x")
+            return expr
+
         def root(mux: str | None) -> str | None:
             for _ in range(8):
+                if mux is not None and mux not in parent:
+                    for b, bpath in graph.bindings.get(mux, ())[:2]:  # api := r.PathPrefix(…).Subrouter()
+                        base = strip(b.expr)
+                        if base is not b.expr:
+                            found = graph.resolve_sym(base, Ctx(bpath))
+                            if found is not None and found != mux:
+                                parent[mux] = found
+                                break
                 if mux not in parent:
                     break
                 mux = parent[mux]
@@ -169,7 +189,7 @@ def _routes(graph: TimeoutGraph) -> dict[str, list[tuple[Expr, str]]]:
         for fn, path in graph.functions.values():
             for m in fn.markers:
                 if m.get("m") == "route":
-                    mux = root(graph.resolve_sym(m["mux"], Ctx(path)))
+                    mux = root(graph.resolve_sym(strip(m["mux"]), Ctx(path)))
                     if mux == default:
                         mux = f"{mux}@{_module_of(graph, path)}"
                     if mux:
