@@ -20,11 +20,14 @@ def test_go_terminal_writes_by_meaning_helpers_and_done_contexts():
         ("DA201", "da201/meaning/httpapi/handlers.go", 34),
         ("DA201", "da201/meaning/httpapi/handlers.go", 39),
         ("DA201", "da201/meaning/httpapi/handlers.go", 45),
+        ("DA201", "da201/meaning/notify/hooks.go", 29),
         ("DA201", "da201/meaning/worker/sweeper.go", 24),
         ("DA201", "da201/meaning/worker/sweeper.go", 36),
         ("DA201", "da201/meaning/worker/sweeper.go", 66),
         ("DA201", "da201/meaning/worker/sweeper.go", 73),
     ]
+    hook = finding_at(result, "DA201", "notify/hooks.go", 29)  # work through NewRequestWithContext
+    assert "the delivery ended with the context of the context.WithTimeout (15 s)" in hook.message
     assert "how the export ended under r.Context()" in finding_at(result, "DA201", "handlers.go", 25).message
     assert "how the transfer ended" in finding_at(result, "DA201", "handlers.go", 34).message
     arm = finding_at(result, "DA201", "sweeper.go", 24)
