@@ -84,10 +84,9 @@ class TerminalWrites:
             return True
         target = self._target(call, path)
         if target is not None:
-            if self.writer(target):
-                return True
-            if self._discards_ctx(target):
-                return False  # named like a write, but the body detaches: the body decides
+            verdict = self.body(target)
+            if verdict is not None:
+                return verdict  # the body decides: a write helper, an operation, or detached
         return self.by_name(call, path)
 
     def by_name(self, call: CallFact, path: str | None = None) -> bool:
@@ -135,29 +134,37 @@ class TerminalWrites:
     # -- summaries (need the graph) ---------------------------------------------------
     def writer(self, fn_sym: str) -> bool:
         """Does the function make a terminal write with its ctx parameter (Go), or await
-        one unshielded (Python)? Memoised; recursion through helpers, cycles are False."""
+        one unshielded (Python)?"""
+        return self.body(fn_sym) is True
+
+    def body(self, fn_sym: str) -> bool | None:
+        """What a program function's body says about a call to it: True, a terminal
+        writer (the first call it hands its ctx to / awaits is a terminal write); False,
+        an operation that works first, or a body that detaches from its ctx; None, no
+        evidence (no such call): the name decides. Memoised; cycles give None."""
         if fn_sym in self._writer:
             return self._writer[fn_sym]
         graph = self.graph
         if graph is None or fn_sym not in graph.functions or fn_sym in self._active or len(self._active) > _MAX_DEPTH:
-            return False
+            return None
         self._active.add(fn_sym)
         try:
-            found = self._writes(fn_sym)
+            found = False if self._discards_ctx(fn_sym) else self._writes(fn_sym)
         finally:
             self._active.discard(fn_sym)
         self._writer[fn_sym] = found
         return found
 
-    def _writes(self, fn_sym: str) -> bool:
+    def _writes(self, fn_sym: str) -> bool | None:
         graph = self.graph
         fn, path = graph.functions[fn_sym]
         go = graph.lang.get(path) == "go"
         ctx_params = self._ctx_params(fn) if go else set()
         if go and not ctx_params:
-            return False
+            return None
         calls = sorted(graph.calls_in.get(fn_sym, ()),
                        key=lambda cp: (cp[0].in_defer, cp[0].span.line, cp[0].span.column))
+        relevant = []
         for call, cpath in calls:
             if call.in_go or "shield" in call.scopes:
                 continue
@@ -168,11 +175,16 @@ class TerminalWrites:
                     continue
             elif not (fn.is_async and call.awaited):
                 continue
-            # the first call that uses the ctx (Go) / is awaited (Python) decides: a write
-            # helper writes; a function that works first is an operation, whose own write
-            # is judged where it is made
-            return self.is_terminal(call, cpath)
-        return False
+            relevant.append((call, cpath))
+        if not relevant:
+            return None
+        # the first call that uses the ctx (Go) / is awaited (Python) decides: a write
+        # helper writes; a function that does work first and more after is an operation,
+        # whose own write is judged where it is made; a thin wrapper around one call we
+        # cannot read (a store method posting to its backend) leaves it to the name
+        if self.is_terminal(*relevant[0]):
+            return True
+        return False if len(relevant) > 1 else None
 
     def _discards_ctx(self, fn_sym: str) -> bool:
         """Go: a function that takes a ctx but never hands it (or what derives from it)
