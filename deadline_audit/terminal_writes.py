@@ -164,6 +164,8 @@ class TerminalWrites:
             return None
         calls = sorted(graph.calls_in.get(fn_sym, ()),
                        key=lambda cp: (cp[0].in_defer, cp[0].span.line, cp[0].span.column))
+        if not go and any("shield" in c.scopes and self.is_terminal(c, cp) for c, cp in calls):
+            return False  # the body shields its write: detached, whatever the name says
         relevant = []
         for call, cpath in calls:
             if call.in_go or "shield" in call.scopes:

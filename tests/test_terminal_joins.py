@@ -44,7 +44,8 @@ def test_go_terminal_writes_by_meaning_helpers_and_done_contexts():
 
 def test_python_terminal_writes_by_meaning_and_helpers():
     # flagged: receiver name (_exports.complete), final-state words (store_final_result),
-    # a helper awaited in the scope (at its call); silent: a plain put.
+    # a helper awaited in the scope (at its call); silent: a plain put, and a helper named
+    # like a write (_complete_job) whose body shields the write.
     result = analyse("da201/meaning_py")
     assert rule_findings(result, "DA201") == [
         ("DA201", "da201/meaning_py/grading/service.py", 28),
