@@ -129,6 +129,15 @@ class TerminalWrites:
         for t in words:
             if self._noun(t, self.work):
                 return t[:-1] if t not in self.work else t
+        target = self._target(call, path)
+        if target is not None and self.writer(target) and target not in self._active:
+            self._active.add(target)  # a helper: the unit of work its own write names
+            try:
+                for inner, ipath in self.graph.calls_in.get(target, ()):
+                    if self.is_terminal(inner, ipath):
+                        return self.noun(inner, ipath)
+            finally:
+                self._active.discard(target)
         return "work"
 
     # -- summaries (need the graph) ---------------------------------------------------

@@ -33,6 +33,7 @@ def test_go_terminal_writes_by_meaning_helpers_and_done_contexts():
     assert "the delivery ended with the context of the context.WithTimeout (15 s)" in hook.message
     assert "how the export ended under r.Context()" in finding_at(result, "DA201", "handlers.go", 25).message
     assert "how the transfer ended" in finding_at(result, "DA201", "handlers.go", 34).message
+    assert "closeOut records how the task ended" in finding_at(result, "DA201", "handlers.go", 45).message
     arm = finding_at(result, "DA201", "sweeper.go", 24)
     assert "already done (inside its `case <-ctx.Done():` arm)" in arm.message
     assert ("da201/meaning/worker/sweeper.go", 23) in [rel(r.location) for r in arm.related]
