@@ -100,22 +100,24 @@ class TerminalWrites:
         if any(a.get("k") == "str" and a.get("v", "").lower() in self.never_states
                for a in list(call.args) + list(call.kw.values())):
             return False
-        finishing = any(self._verb(t, self.finish) for t in name_tokens)
-        stating = any(self._verb(t, self.state_verbs) for t in name_tokens)
-        verbs = [i for i, t in enumerate(name_tokens) if self._verb(t, self.finish | self.state_verbs)]
+        finishing = any(self.verb(t, self.finish) for t in name_tokens)
+        stating = any(self.verb(t, self.state_verbs) for t in name_tokens)
+        verbs = [i for i, t in enumerate(name_tokens) if self.verb(t, self.finish | self.state_verbs)]
         if verbs and any(t in self.final_words for i, t in enumerate(name_tokens) if i > verbs[0]):
             return True  # PersistFinalStatus, record_outcome: the verb, then the final word
         if verbs and any(t in self.final_states for i, t in enumerate(name_tokens) if i > verbs[0]) \
-                and self._verb(name_tokens[verbs[0]], self.finish):
+                and self.verb(name_tokens[verbs[0]], self.finish):
             return True  # MarkSettled, mark_failed (not handleFailedMessage: no verb before it)
-        if any(self._noun(t, self.work) for t in name_tokens):
-            pass
-        elif all(t in self.name_noun_verbs for t in name_tokens if self._verb(t, self.finish)) and finishing \
-                and not stating:
-            return False  # `client.close()`: a resource, unless the name names the work
-        elif not any(self._noun(t, self.work) for t in receiver) and not (
-                finishing and any(self._noun(t, self.work) for t in self._argument_tokens(call))):
-            return False  # an argument names the work only for a finishing verb (`complete(export.id)`)
+        if not any(self._noun(t, self.work) for t in name_tokens):
+            resource_verb = finishing and not stating and \
+                all(t in self.name_noun_verbs for t in name_tokens if self.verb(t, self.finish))
+            if resource_verb:
+                return False  # `client.close()`: a resource, unless the name names the work
+            by_receiver = any(self._noun(t, self.work) for t in receiver)
+            # an argument names the work only for a finishing verb (`complete(export.id)`)
+            by_argument = finishing and any(self._noun(t, self.work) for t in self._argument_tokens(call))
+            if not (by_receiver or by_argument):
+                return False
         if finishing:
             return True
         return stating and any(self._noun(t, self.state_nouns) for t in name_tokens)
@@ -293,7 +295,8 @@ class TerminalWrites:
         return out
 
     @staticmethod
-    def _verb(token: str, verbs: set[str]) -> bool:
+    def verb(token: str, verbs: set[str]) -> bool:
+        """`token` is one of `verbs`, or its -s/-es/-d/-ed/-ing form."""
         return token in verbs or any(token.startswith(v) and token[len(v):] in ("s", "es", "d", "ed", "ing")
                                      for v in verbs)
 

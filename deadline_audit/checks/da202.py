@@ -2,8 +2,10 @@
 request's context and is not joined, so the work dies when the response ends.
 
 Handlers: HTTP handlers by parameter types (graph.http_handlers()) and gRPC methods.
-The goroutine uses the request context when an argument of the `go` call, or of a call
-inside the goroutine's func literal, derives from a request root (contexts.py).
+The goroutine uses the request context when an argument of the `go` call, or the ctx of a
+call inside the goroutine's function (func literal, or a named function with its
+parameters bound to the statement's arguments: a ctx carried in a struct counts), derives
+from a request root (contexts.py).
 Not flagged: joined on every path before the handler returns (extract/go_marks_ctx.py
 `joined`), or a goroutine that loops until a context's `Done()` (`stops_with_ctx`). A
 partial join (a `select` arm, a branch, a return before the join) is flagged only when the
@@ -22,10 +24,6 @@ from deadline_audit.facts import CallFact
 from deadline_audit.findings import Finding, FlowStep, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 from deadline_audit.terminal_writes import TerminalWrites, tokens
-
-
-def _calls_at(graph: TimeoutGraph, call: CallFact):
-    return [(c, p) for c, p in graph.calls_in.get(call.function or "", ()) if c is call]
 
 RULE_ID, RULE_NAME, SEVERITY = "DA202", "request-bound-background-work", "warning"
 
@@ -54,15 +52,17 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 yield _finding(graph, handler, call, path, origin, change)
 
 
-def _state_change(graph: TimeoutGraph, writes: TerminalWrites, verbs: set[str], target: str) -> CallFact | None:
+def _state_change(graph: TimeoutGraph, writes: TerminalWrites, verbs: set[str],
+                  target: str) -> tuple[CallFact, str] | None:
     """The first call in the goroutine (its function and closures) that records state: a
     terminal write, or a call whose name holds a state-changing verb."""
     owners = [target, *graph.closures.get(target, ())]
     calls = sorted(((c, p) for o in owners for c, p in graph.calls_in.get(o, ()) if not c.in_go),
                    key=lambda cp: (cp[0].span.line, cp[0].span.column))
     for call, path in calls:
-        if writes.is_terminal(call, path) or any(writes._verb(t, verbs) for t in tokens(writes.name_of(call))[:1]):
-            return call
+        first = tokens(writes.name_of(call))[:1]
+        if writes.is_terminal(call, path) or any(writes.verb(t, verbs) for t in first):
+            return call, path
     return None
 
 
@@ -109,7 +109,7 @@ def _request_origin(graph: TimeoutGraph, flow: ContextFlow, call: CallFact, path
 
 
 def _finding(graph: TimeoutGraph, handler: str, call: CallFact, path: str, origin: Origin,
-             change: CallFact | None = None) -> Finding:
+             change: tuple[CallFact, str] | None = None) -> Finding:
     name = handler.split(":", 2)[-1].rsplit("/", 1)[-1].split(".", 1)[-1]
     related = []
     root = origin.steps[0] if origin.steps else None
@@ -128,9 +128,9 @@ def _finding(graph: TimeoutGraph, handler: str, call: CallFact, path: str, origi
     joined = "is not joined"
     if change is not None:
         joined = f"is joined only partly ({call.extra.get('partial_join')}) and then records state"
-        target_path = next((p for c, p in _calls_at(graph, change)), path)
+        changed, changed_path = change
         related.append(Related("state change after the handler may have returned",
-                               Location(target_path, change.span.line, change.span.column)))
+                               Location(changed_path, changed.span.line, changed.span.column)))
     message = (f"goroutine started in handler {name} uses the request's context {origin.root} and {joined}: "
                f"it is cancelled as soon as the handler returns{also}, so the background work dies with the response.")
     steps = [FlowStep(node=f"ctx:{s.location.path}:{s.location.line}:{s.location.column}" if s.location else f"ctx:{s.label}",
