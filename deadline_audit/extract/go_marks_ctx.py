@@ -134,9 +134,16 @@ class _DoneContexts:
     itself counts: an `errors.Is(err, …)` on some call's error proves nothing."""
 
     def __init__(self, tree: Any, source: bytes, facts: FileFacts, pos: Positions) -> None:
-        self.src, self.pos = source, pos
+        self.src, self.pos, self.tree, self.facts = source, pos, tree, facts
         self.calls = {(c.span.line, c.span.column): c for c in facts.calls}
-        self.ctx = GoMarkContext(tree.root_node, source, facts) if self.calls else None
+        self._ctx: GoMarkContext | None = None
+
+    @property
+    def ctx(self) -> GoMarkContext | None:
+        """Built on first use: most files have no done context to report."""
+        if self._ctx is None and self.calls:
+            self._ctx = GoMarkContext(self.tree.root_node, self.src, self.facts)
+        return self._ctx
 
     def after_done(self, recv: Any, operand: Any) -> None:
         x = operand.child_by_field_name("function").child_by_field_name("operand")
