@@ -92,11 +92,16 @@ def test_da102_router_groups_and_python_session_overrides():
     assert [rel(r.location) for r in f.related] == [("da102/router/internal/feed/routes.go", 26)]
 
     # the session reached through a property is flagged for the stream that uses its
-    # deadline; requests with their own timeout= (which replaces the session's) are not
+    # deadline; requests with their own timeout= (which replaces the session's) are not;
+    # a response handed to a reader method keeps the session's deadline (ReleaseFeed), not
+    # when its request passed its own idle timeout (QuietFeed)
     py = analyse("da102/py_override")
-    assert rule_findings(py, "DA102") == [("DA102", "da102/py_override/watch/follow.py", 9)]
+    assert rule_findings(py, "DA102") == [("DA102", "da102/py_override/watch/follow.py", 9),
+                                          ("DA102", "da102/py_override/watch/follow.py", 44)]
     g = finding_at(py, "DA102", "follow.py", 9)
     assert [rel(r.location) for r in g.related] == [("da102/py_override/watch/follow.py", 18)]
+    h = finding_at(py, "DA102", "follow.py", 44)
+    assert [rel(r.location) for r in h.related] == [("da102/py_override/watch/follow.py", 52)]
 
 
 def test_da102_response_handed_to_another_function_keeps_its_deadline():

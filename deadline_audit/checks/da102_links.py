@@ -274,20 +274,28 @@ def _stream_reads_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
             holders = []
             if client is not None:
                 holders.append(graph.resolve_sym(client, Ctx(fn_path)))
+                timeouts = {holders[0]: (mark.get("timeout"), fn_path)}
             else:  # a response handed over: returned by a helper, or passed in by a caller
-                holders += [graph.resolve_sym(c, Ctx(p)) for c, p, _ in response_origins(graph, fn_sym, fn_path, mark)]
+                timeouts = {}
+                for c, p, _, own in response_origins(graph, fn_sym, fn_path, mark):
+                    holder = graph.resolve_sym(c, Ctx(p))
+                    holders.append(holder)
+                    timeouts.setdefault(holder, (own, p))
             for holder in dict.fromkeys(holders):
+                own, own_path = timeouts.get(holder, (None, fn_path))
                 for h in _through_accessor(graph, holder):
                     index.setdefault(h, []).append(
                         (Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
-                                fn_path, mark["line"], mark["col"]), mark.get("timeout"), fn_path))
+                                fn_path, mark["line"], mark["col"]), own, own_path))
         graph._memo[key] = index
     return graph._memo[key]
 
 
-def response_origins(graph: TimeoutGraph, fn_sym: str, fn_path: str, mark: dict) -> list[tuple[Expr, str, str | None]]:
+def response_origins(graph: TimeoutGraph, fn_sym: str, fn_path: str,
+                     mark: dict) -> list[tuple[Expr, str, str | None, Expr | None]]:
     """Where a streamed response was produced, across functions: (client expr, its path,
-    the function that made the request) for each `Do`/`Get`/`Post` it may come from —
+    the function that made the request, the request's own `timeout=` argument) for each
+    `Do`/`Get`/`Post` (Python: request method) it may come from —
     through locals, the returns of helpers ("response producer") and the arguments of the
     callers that handed it in. Memoised per read."""
     key = ("_da102_origins", fn_sym, mark.get("line"), mark.get("col"))
@@ -314,9 +322,11 @@ def _origins(graph: TimeoutGraph, expr: Expr | None, path: str, fn: str | None,
             _origins(graph, b.expr, p, b.function, found, depth + 1, seen | {sym})
     elif k == "call":
         callee = expr.get("fn") or {}
-        methods = graph.catalog.file("streams").get("go", {}).get("client_methods", ())
+        streams = graph.catalog.file("streams")
+        methods = streams.get("go", {}).get("client_methods", ()) if graph.lang.get(path) == "go" else \
+            streams.get("python", {}).get("request_methods", ())
         if callee.get("k") == "method" and callee.get("name") in methods:
-            found.append((callee.get("x"), path, fn))
+            found.append((callee.get("x"), path, fn, (expr.get("kw") or {}).get("timeout")))
             return
         target = graph.resolve_callee(callee, Ctx(path))
         if target is not None and target not in seen:
@@ -388,7 +398,7 @@ def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> l
             found.append(Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
                                 fn_path, mark["line"], mark["col"]))
         elif mark.get("client") is None and fn_path.endswith(".go") and \
-                any(made_in == site.function for _, _, made_in in response_origins(graph, fn_sym, fn_path, mark)):
+                any(made_in == site.function for _, _, made_in, _ in response_origins(graph, fn_sym, fn_path, mark)):
             # requested under this deadline, read where the response was handed
             found.append(Stream(_short(fn_sym), f"the response requested under this deadline is read as a stream "
                                                 f"here ({mark.get('how')})", fn_path, mark["line"], mark["col"]))

@@ -4,6 +4,8 @@ deadline scopes (`async with asyncio.timeout(…)`) hold a streamed read.
 - `CallFact.extra["stream_read"] = {"how", "line", "col"}` on the request call whose
   response is consumed incrementally in the same function (`async for x in resp.content`,
   `resp.content.iter_chunked(…)`, `resp.aiter_lines()`, a `stream=True` call iterated);
+- `FunctionFact.markers` `{"m": "stream_read", "how", "line", "col", "client": None,
+  "resp": ref}` when the response read is a parameter (handed in by a caller);
 - `SiteFact.extra["covers_stream"] = {"how", "line", "col"}` on a `context_deadline` site
   of a `with` statement whose body holds such a read.
 Names come from `rules/catalog/streams.toml` (`[python]`). Only files with a candidate
@@ -17,7 +19,7 @@ import ast
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.py_marks import MarkContext, Walker, run_marker_passes
-from deadline_audit.facts import FileFacts
+from deadline_audit.facts import FileFacts, FunctionFact
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -39,6 +41,8 @@ def register(ctx: MarkContext, walker: Walker):
             calls.setdefault((c.span.line, c.callee["name"]), c)
     scopes = ctx.deadline_sites
     own: list[list | None] = [None]  # per open function: its own relevant nodes, post-order
+    by_line: dict[tuple[int, str], FunctionFact] = {
+        (f.span.line, f.sym.rsplit(".", 1)[-1]): f for f in facts.functions}
 
     def enter_function(node: ast.AST) -> None:
         own.append([])
@@ -47,7 +51,10 @@ def register(ctx: MarkContext, walker: Walker):
         nodes = own.pop()
         if nodes:
             nodes.reverse()  # reversed post-order = the right-to-left pre-order of `_own_nodes`
-            _Function(spec, calls, scopes).run_nodes(nodes)
+            function = _Function(spec, calls, scopes)
+            function.fact = by_line.get((node.lineno, node.name))
+            function.params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+            function.run_nodes(nodes)
 
     def enter_opaque(node: ast.AST) -> None:
         own.append(None)
@@ -81,6 +88,8 @@ class _Function:
         self.scopes = scopes
         self.producers: dict[str, ast.Call] = {}  # response name → the request call
         self.withs: list[tuple[ast.AST, list]] = []  # deadline `with` statements and their sites
+        self.fact: FunctionFact | None = None  # the function, for reads of a handed-in response
+        self.params: set[str] = set()
 
     def run(self, fn: ast.AST) -> None:
         self.run_nodes(list(_own_nodes(fn)))
@@ -102,6 +111,7 @@ class _Function:
         for node in body:
             read = self.read_of(node)
             if read is None:
+                self._param_read(node)
                 continue
             producer, how = read
             mark = {"how": how, "line": node.lineno, "col": node.col_offset + 1}
@@ -132,6 +142,25 @@ class _Function:
                 inner = inner.value
             return self._response(inner, f".{node.func.attr}()")
         return None
+
+    def _param_read(self, node: ast.AST) -> None:
+        """A response handed in as a parameter and read as a stream here: a function
+        marker `{"m": "stream_read", "how", "line", "col", "client": None, "resp": ref}`;
+        the graph finds the request that produced it through the callers' arguments."""
+        if self.fact is None:
+            return
+        target, how = None, None
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Attribute) \
+                and node.iter.attr in self.spec.get("stream_attrs", ()):
+            target, how = node.iter.value, f"iterating .{node.iter.attr}"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in self.spec.get("stream_methods", ()):
+            target, how = node.func.value, f".{node.func.attr}()"
+            if isinstance(target, ast.Attribute) and target.attr in self.spec.get("stream_attrs", ()):
+                target = target.value
+        if isinstance(target, ast.Name) and target.id in self.params and target.id not in ("self", "cls"):
+            self.fact.markers.append({"m": "stream_read", "how": how, "line": node.lineno, "col": node.col_offset + 1,
+                                      "client": None, "resp": {"k": "ref", "sym": f"{self.fact.sym}.{target.id}"}})
 
     def _response(self, node: ast.AST, how: str) -> tuple[ast.Call, str] | None:
         if isinstance(node, ast.Name) and node.id in self.producers:
