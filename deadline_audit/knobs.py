@@ -190,7 +190,7 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
 
 def _field_defaults(graph: TimeoutGraph, idx: KnobIndex, tagged: list[tuple[str, Any, str]]) -> None:
     """Values the code gives a config struct's field before or instead of the file's
-    (`cfg := Config{LeaseTTL: 30 * time.Second}` then decode, `if c.TTL == 0 { c.TTL = … }`):
+    (`cfg := Config{ClaimTTL: 30 * time.Second}` then decode, `if c.TTL == 0 { c.TTL = … }`):
     compiled defaults of the key its tag names. The parent key is the tag of the one field
     that holds the struct, when there is one."""
     holders: dict[str, set[str]] = {}

@@ -6,7 +6,7 @@ A call records how a unit of work ended when:
   that type's package: `runs.Store`), or an argument (`exports.complete(export.id, …)`);
 - its name holds a state verb with a state noun and a unit of work (`SetRunStatus`);
 - its name holds a finishing or state verb with final-state words, noun or not
-  (`PersistFinalStatus`, `store_final_result`, `record_outcome`, `MarkSettled`);
+  (`PersistFinalStatus`, `store_final_result`, `record_outcome`, `MarkRefunded`);
 - a string argument is SQL that updates a status column;
 - it calls a program function whose body makes such a write with its ctx parameter (Go)
   or awaits one unshielded (Python): a terminal *writer* (summary computed once per
@@ -107,7 +107,7 @@ class TerminalWrites:
             return True  # PersistFinalStatus, record_outcome: the verb, then the final word
         if verbs and any(t in self.final_states for i, t in enumerate(name_tokens) if i > verbs[0]) \
                 and self.verb(name_tokens[verbs[0]], self.finish):
-            return True  # MarkSettled, mark_failed (not handleFailedMessage: no verb before it)
+            return True  # MarkRefunded, mark_failed (not handleFailedMessage: no verb before it)
         if not any(self._noun(t, self.work) for t in name_tokens):
             resource_verb = finishing and not stating and \
                 all(t in self.name_noun_verbs for t in name_tokens if self.verb(t, self.finish))

@@ -29,7 +29,7 @@ def _ref(name: str) -> dict:
     (["s", "rec"], "Complete", [_ref("ctx"), _ref("transferID")]),  # noun in an argument
     (["repo"], "PersistFinalStatus", [_ref("ctx")]),               # final-state words alone
     ([], "store_final_result", []),
-    (["s", "payouts"], "MarkSettled", [_ref("ctx")]),
+    (["s", "payouts"], "MarkRefunded", [_ref("ctx")]),
     (["s"], "MarkFailed", [_ref("ctx")]),                          # finishing verb + final state
     (["store"], "SetRunStatus", [_ref("ctx")]),
     (["s"], "record_outcome", []),
