@@ -28,6 +28,7 @@ How a value is computed, as a JSON-able dict with a kind `k`. Any expr may carry
 | `op` | `op`: mul/add/sub/div/min/max/neg, `args`: [Expr] | arithmetic and clamps (Go `min` builtin, Python `min()`) |
 | `conv` | `t`, `x`: Expr | a conversion: `parse_duration` (Go `time.ParseDuration`, string → ns), `number` (`strconv.Atoi/ParseFloat`, `int()`, `float()`: string → unitless), `go_duration` (`time.Duration(x)`: unitless → ns), `seconds_of` (`d.Seconds()`: ns → unitless seconds), `ms_of` (`d.Milliseconds()`), `timedelta_seconds` (`td.total_seconds()`), `json_decode_ns` (a JSON number decoded into a Go `time.Duration`) |
 | `or` | `args`: [Expr] | first truthy/non-zero of the args (`os.getenv("X") or "30"`, Go `if x == 0 { x = def }` folded) |
+| `dict` | `items`: [[key, Expr]], `at` | a Python dict literal with at least two string keys (a wire payload candidate) |
 | `unknown` | `text` | anything else (kept short: at most 80 chars) |
 
 ## Symbols
@@ -57,7 +58,7 @@ from typing import Any
 
 Expr = dict[str, Any]
 
-FACTS_VERSION = 3  # bump when a shape below changes: it is part of the cache key
+FACTS_VERSION = 4  # bump when a shape below changes: it is part of the cache key
 
 
 @dataclass

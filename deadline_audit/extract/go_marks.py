@@ -16,7 +16,8 @@ from typing import Any
 from deadline_audit.catalog import Catalog
 from deadline_audit.facts import FileFacts
 
-PASSES: tuple[str, ...] = ("go_marks_http", "go_marks_renewal", "go_marks_ctx", "go_marks_outcomes")  # module names under deadline_audit.extract
+PASSES: tuple[str, ...] = ("go_marks_http", "go_marks_renewal", "go_marks_ctx", "go_marks_outcomes",
+                           "go_marks_wire")  # module names under deadline_audit.extract
 
 
 def run_marker_passes(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:

@@ -356,10 +356,18 @@ class ExprMixin:
         return unknown(type(node).__name__)
 
     def _dict(self: Extractor, node: cst.Dict) -> Expr:
+        span = self.pos("dict", node)
+        items: list[list[Any]] = []  # [key, value]: a list, so that no user key reads as an Expr field
         for element in node.elements:
             if isinstance(element, cst.DictElement):
-                self.expr(element.key)
-            self.expr(element.value)
+                key = self.expr(element.key)
+                value = self.expr(element.value)
+                if key.get("k") == "str":
+                    items.append([key["v"], value])
+            else:
+                self.expr(element.value)
+        if len(items) >= 2:  # a payload candidate (DA401-DA403 wire links)
+            return {"k": "dict", "items": items, "at": [span.line, span.column]}
         return unknown("Dict")
 
     def _comprehension(self: Extractor, node: Any) -> Expr:
@@ -462,7 +470,7 @@ class ExprMixin:
             if sites:
                 self.emit_sites(sites, span, args if positional_ok else [], kw, kw_spans)
         if result is None and qualified in ("min", "max") and callee.get("k") == "ext":
-            result = {"k": "op", "op": qualified, "args": args}
+            result = {"k": "op", "op": qualified, "args": args, "at": at}
         if result is None:
             if callee.get("k") in ("fnref", "method", "ext") or deferred:
                 result = {"k": "call", "fn": callee, "args": args, "kw": kw, "at": at}

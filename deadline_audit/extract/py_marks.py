@@ -24,7 +24,7 @@ from deadline_audit.catalog import Catalog
 from deadline_audit.facts import CallFact, FileFacts
 
 PASSES: tuple[str, ...] = ("py_marks_scopes", "py_marks_streams", "py_marks_renewal",
-                           "py_marks_outcomes")  # module names under deadline_audit.extract
+                           "py_marks_outcomes", "py_marks_wire")  # module names under deadline_audit.extract
 
 
 def run_marker_passes(tree: ast.Module, facts: FileFacts, catalog: Catalog,

@@ -42,6 +42,7 @@ _KINDS: dict[type, str] = {
     ast.AsyncWith: "with",
     ast.NamedExpr: "namedexpr",
     ast.Subscript: "subscript",
+    ast.Dict: "dict",
 }
 _SKIP = (ast.JoinedStr, ast.pattern)
 _NUMBER_TYPES = (int, float, complex)

@@ -1,0 +1,127 @@
+"""DA401/DA402 marks on Go files: clamps and fallbacks written as `if` statements.
+
+`min(x, MAX)` needs no mark: the extractor already gives `{"k": "op", "op": "min"}` with
+its position. What the expression language cannot hold is a guarded assignment:
+
+- `FunctionFact.markers += {"m": "ceiling", "form": "if", "subject": Expr, "bound": Expr,
+  "line", "col", "assign": [line, col] | None, "ret": int | None}` for
+  `if x > MAX { x = MAX }` (also `>=`, `MAX < x`) and `if x > MAX { return MAX }`;
+- `FunctionFact.markers += {"m": "fallback", "form": "if", "trigger": "zero",
+  "subject": Expr, "line", "col", "assign": [line, col] | None, "ret": int | None}` for
+  `if x <= 0 { x = D }` (also `== 0`, `< 1`, `x == ""`) and `if x <= 0 { return D }`.
+
+`assign` is the position of the guarded assignment (the extractor's `Binding` there holds
+the bound / default value with its full expression); `ret` is the index of the guarded
+`return` among the function's own returns (`FunctionFact.returns`, source order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tree_sitter import Query, QueryCursor
+
+from deadline_audit.catalog import Catalog
+from deadline_audit.extract.go import GO
+from deadline_audit.extract.go_marks_common import GoMarkContext
+from deadline_audit.facts import FileFacts
+
+_IFS = Query(GO, """
+    (if_statement condition: (binary_expression left: (_) @l right: (_) @r) @cond
+                  consequence: (block) @body) @if
+""")
+_ZERO = {"0", '""', "0.0"}
+
+
+def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
+    if b"if " not in source or not facts.functions:
+        return
+    ctx = GoMarkContext(tree.root_node, source, facts)
+    for _, caps in QueryCursor(_IFS).matches(tree.root_node):
+        node, cond, body = caps["if"][0], caps["cond"][0], caps["body"][0]
+        if node.child_by_field_name("alternative") is not None or node.child_by_field_name("initializer") is not None:
+            continue
+        stmts = [c for c in body.named_children if c.type != "comment"]
+        if len(stmts) == 1 and stmts[0].type == "statement_list":
+            stmts = [c for c in stmts[0].named_children if c.type != "comment"]
+        if len(stmts) != 1:
+            continue
+        op = _operator(cond, ctx)
+        left, right = caps["l"][0], caps["r"][0]
+        lt, rt = ctx.text(left).strip(), ctx.text(right).strip()
+        fn = ctx.function_at(node)
+        if fn is None:
+            continue
+        stmt = stmts[0]
+        line, col = ctx.at(node)
+        if op in (">", ">=", "<", "<="):
+            subject, bound = (left, right) if op in (">", ">=") else (right, left)
+            st, bt = ctx.text(subject).strip(), ctx.text(bound).strip()
+            target = _guarded(stmt, ctx, node, fn)
+            if target is not None and bt not in _ZERO and _is_bound(bound) and (
+                    target[0] == bt and (target[1] is None or target[1] == st)):
+                fn.markers.append({"m": "ceiling", "form": "if", "subject": ctx.expr(subject, fn),
+                                   "bound": ctx.expr(bound, fn), "line": line, "col": col,
+                                   "assign": target[2], "ret": target[3]})
+                continue
+        if (op in ("<=", "==") and rt in _ZERO) or (op == "<" and rt == "1"):
+            target = _guarded(stmt, ctx, node, fn)
+            if target is not None and (target[1] is None or target[1] == lt):
+                fn.markers.append({"m": "fallback", "form": "if", "trigger": "zero", "subject": ctx.expr(left, fn),
+                                   "line": line, "col": col, "assign": target[2], "ret": target[3]})
+
+
+def _operator(cond: Any, ctx: GoMarkContext) -> str:
+    op = cond.child_by_field_name("operator")
+    return ctx.text(op) if op is not None else ""
+
+
+def _is_bound(node: Any) -> bool:
+    """A ceiling is a name, a selector or a constant expression, not a call result."""
+    return node.type in ("identifier", "selector_expression", "binary_expression", "int_literal",
+                         "float_literal", "parenthesized_expression")
+
+
+def _guarded(stmt: Any, ctx: GoMarkContext, if_node: Any, fn) -> tuple[str, str | None, list[int] | None, int | None] | None:
+    """(value text, assigned name or None for a return, assignment position, return index)."""
+    if stmt.type == "assignment_statement":
+        left, right = stmt.child_by_field_name("left"), stmt.child_by_field_name("right")
+        if left is None or right is None or len(left.named_children) != 1 or len(right.named_children) != 1:
+            return None
+        if ctx.text(stmt).split("=", 1)[0].strip()[-1:] in "+-*/":
+            return None
+        return ctx.text(right.named_children[0]).strip(), ctx.text(left.named_children[0]).strip(), ctx.at(stmt), None
+    if stmt.type == "return_statement":
+        values = [c for c in stmt.named_children if c.type != "comment"]
+        if len(values) != 1:
+            return None
+        value = values[0]
+        if value.type == "expression_list":
+            if len(value.named_children) != 1:
+                return None
+            value = value.named_children[0]
+        index = _return_index(stmt, ctx, fn)
+        return ctx.text(value).strip(), None, None, index
+    return None
+
+
+def _return_index(stmt: Any, ctx: GoMarkContext, fn) -> int | None:
+    """The position of `stmt` among the returns of `fn` itself (not of nested func literals)."""
+    root = stmt
+    while root.parent is not None and root.type not in ("function_declaration", "method_declaration", "func_literal"):
+        root = root.parent
+    stack = [root]
+    order = []
+    while stack:
+        node = stack.pop()
+        if node.type == "return_statement":
+            if any(c.type != "comment" for c in node.named_children):  # bare returns hold no value
+                order.append(node)
+            continue
+        if node is not root and node.type == "func_literal":
+            continue
+        stack.extend(reversed(node.named_children))
+    for i, node in enumerate(order):
+        if node.start_byte == stmt.start_byte:
+            return i
+    return None

@@ -1,0 +1,105 @@
+"""DA401/DA402 marks on Python files: clamps and fallbacks written as statements.
+
+`min(x, MAX)`, `x or D`, `.get("k", D)` and `getattr(o, "k", D)` need no mark: the
+expression language holds them. What it cannot hold is a guarded assignment:
+
+- `FunctionFact.markers += {"m": "ceiling", "form": "if", "line", "col", "assign": [line, col]}`
+  for `if x > MAX: x = MAX` (also `>=`, `MAX < x`), and `{"m": "ceiling", "form": "ifexp",
+  "bound": name, "assign": [line, col]}` for `x = MAX if x > MAX else x`;
+- `FunctionFact.markers += {"m": "fallback", "form": "if", "trigger": "zero" | "falsy" |
+  "none", "line", "col", "assign": [line, col]}` for `if x <= 0: x = D`, `if not x: x = D`,
+  `if x is None: x = D`.
+
+`assign` is the position of the guarded assignment: the extractor's `Binding` there names
+the clamped symbol and holds the bound / default with its full expression.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+
+from deadline_audit.catalog import Catalog
+from deadline_audit.extract.py_marks import MarkContext, Walker, run_marker_passes
+from deadline_audit.facts import FileFacts, FunctionFact
+
+
+def run(tree: ast.Module, facts: FileFacts, catalog: Catalog) -> None:
+    run_marker_passes(tree, facts, catalog, ("py_marks_wire",))
+
+
+def register(ctx: MarkContext, walker: Walker):
+    if not ctx.facts.functions:
+        return None
+    found: list[tuple[FunctionFact | None, dict]] = []
+    fns = sorted(ctx.facts.functions, key=lambda f: (f.span.line, f.span.column))
+    starts = [(f.span.line, f.span.column) for f in fns]
+
+    def function_at(line: int, col: int) -> FunctionFact | None:
+        i = bisect.bisect_right(starts, (line, col)) - 1
+        while i >= 0:
+            s = fns[i].span
+            if (s.end_line, s.end_column) >= (line, col):
+                return fns[i]
+            i -= 1
+        return None
+
+    def on_if(n: ast.If) -> None:
+        if n.orelse or len(n.body) != 1 or n.body[0].__class__ is not ast.Assign:
+            return
+        assign = n.body[0]
+        if len(assign.targets) != 1:
+            return
+        target = ast.unparse(assign.targets[0])
+        value = ast.unparse(assign.value)
+        marker = _classify(n.test, target, value)
+        if marker is not None:
+            marker.update(line=n.lineno, col=n.col_offset + 1, assign=[assign.lineno, assign.col_offset + 1])
+            found.append((function_at(n.lineno, n.col_offset + 1), marker))
+
+    def on_assign(n: ast.Assign) -> None:
+        v = n.value
+        if v.__class__ is not ast.IfExp or len(n.targets) != 1 or v.test.__class__ is not ast.Compare:
+            return
+        target = ast.unparse(n.targets[0])
+        test = v.test
+        if len(test.ops) != 1:
+            return
+        left, right, op = ast.unparse(test.left), ast.unparse(test.comparators[0]), test.ops[0].__class__
+        body, orelse = ast.unparse(v.body), ast.unparse(v.orelse)
+        if op in (ast.Gt, ast.GtE) and left == target == orelse and right == body:
+            bound = right
+        elif op in (ast.Lt, ast.LtE) and right == target == orelse and left == body:
+            bound = left
+        else:
+            return
+        found.append((function_at(n.lineno, n.col_offset + 1),
+                      {"m": "ceiling", "form": "ifexp", "bound": bound, "line": n.lineno, "col": n.col_offset + 1,
+                       "assign": [n.lineno, n.col_offset + 1]}))
+
+    walker.enter(ast.If, on_if)
+    walker.enter(ast.Assign, on_assign)
+
+    def finish() -> None:
+        for fn, marker in found:
+            if fn is not None:
+                fn.markers.append(marker)
+
+    return finish
+
+
+def _classify(test: ast.expr, target: str, value: str) -> dict | None:
+    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not and ast.unparse(test.operand) == target:
+        return {"m": "fallback", "form": "if", "trigger": "falsy"}
+    if test.__class__ is not ast.Compare or len(test.ops) != 1:
+        return None
+    left, right, op = ast.unparse(test.left), ast.unparse(test.comparators[0]), test.ops[0].__class__
+    if left == target and op in (ast.Gt, ast.GtE) and right == value:
+        return {"m": "ceiling", "form": "if"}
+    if right == target and op in (ast.Lt, ast.LtE) and left == value:
+        return {"m": "ceiling", "form": "if"}
+    if left == target and op is ast.Is and right == "None":
+        return {"m": "fallback", "form": "if", "trigger": "none"}
+    if left == target and ((op in (ast.LtE, ast.Eq) and right in ("0", "0.0")) or (op is ast.Lt and right == "1")):
+        return {"m": "fallback", "form": "if", "trigger": "zero"}
+    return None
