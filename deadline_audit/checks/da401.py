@@ -1,0 +1,113 @@
+"""DA401 ceiling-mismatch: a timeout value strictly above the ceiling that will clamp it.
+
+Two ways a value reaches a clamp (deadline_audit/wire.py finds clamps, payloads and links):
+- over the wire: a payload linked to a receiver's schema sends a value for a field whose
+  receiver clamps it (`min(time.Duration(c.TimeoutSeconds)*time.Second, max)`); the value
+  is evaluated as the receiver decodes it, with the sender's own resolution (dict entry,
+  settings default, env layer, config key);
+- in the same program: a configured or default value (env layer, read default, config
+  key, literal) that is one of the assignments reaching a clamp.
+"Exceeds" is strict. A payload clamped under several ceilings (one per command type) is
+compared with the largest. Reported at the origin of the value; related: the clamp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deadline_audit.checks.evidence import describe_seconds
+from deadline_audit.findings import Finding, Location, Related
+from deadline_audit.graph import Ctx, TimeoutGraph
+from deadline_audit import wire as w
+
+RULE_ID, RULE_NAME, SEVERITY = "DA401", "ceiling-mismatch", "error"
+_EPS = 1e-9
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    found = w.analyse(graph)
+    reported: set[tuple[str, int]] = set()
+    linked_fields = {link.schema.fields[k].sym for link in found.links for k in link.common}
+    for finding in [*_wire_findings(graph, found), *_local_findings(graph, found, linked_fields)]:
+        key = (finding.location.path, finding.location.line)
+        if key not in reported:
+            reported.add(key)
+            yield finding
+
+
+def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Iterable[Finding]:
+    for clamp in found.clamps:
+        ctx = w.clamp_ctx(graph, clamp)
+        unit = w.unit_of(graph, clamp.path)
+        ceiling = graph.seconds(clamp.bound, ctx, unit, "default")
+        if ceiling is None or ceiling <= 0:
+            continue
+        for alt in w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
+                                  if clamp.form.startswith("min") else clamp.location.line):
+            if _same(alt, clamp.bound) or any(w.mentions(graph, alt, ctx, sym) for sym in linked):
+                continue
+            value = graph.seconds(alt, ctx, unit, "effective")
+            if value is None or value <= ceiling * (1 + _EPS):
+                continue
+            origin = w.best_origin(w.origins(graph, alt, ctx, unit), value)
+            if origin is None:
+                continue
+            yield _finding(origin, value, ceiling, clamp, f"flows into the clamp in {_short(clamp.function)}")
+
+
+def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
+    for link in found.links:
+        p, s = link.payload, link.schema
+        for key in sorted(link.common):
+            value = p.keys.get(key)
+            if value is None:
+                continue
+            f = s.fields[key]
+            clamps = [c for c in found.clamps if w.mentions(graph, c.subject, w.clamp_ctx(graph, c), f.sym)]
+            if not clamps:
+                continue
+            results = []
+            with w.sent_value(graph, f.sym, w.decoded(graph, value, p.path, f), p.path):
+                for c in clamps:
+                    ctx = w.clamp_ctx(graph, c)
+                    unit = w.unit_of(graph, c.path)
+                    ceiling = graph.seconds(c.bound, ctx, unit, "default")
+                    alts = [a for a in w.alternatives(graph, c.subject, ctx, c.function, c.location.line + 1)
+                            if w.mentions(graph, a, ctx, f.sym)]
+                    for a in alts:
+                        results.append((graph.seconds(a, ctx, unit, "effective"), ceiling, c))
+            known = [(r, ceil, c) for r, ceil, c in results if r is not None and ceil is not None and ceil > 0]
+            if not known or len({round(r, 6) for r, _, _ in known}) != 1:
+                continue
+            received = known[0][0]
+            top = max(known, key=lambda item: item[1])
+            if received <= top[1] * (1 + _EPS):
+                continue
+            sender_ctx = Ctx(p.path, fn=p.function)
+            origin = w.best_origin(w.origins(graph, value, sender_ctx, "s"), received)
+            if origin is None:
+                at = value.get("at")
+                loc = Location(p.path, at[0], at[1]) if at else p.location
+                origin = w.Origin("lit", loc, f"the `{key}` entry", received, "")
+            yield _finding(origin, received, top[1], top[2],
+                           f"is sent as `{key}` to {s.type.rsplit('/', 1)[-1]}, which clamps it")
+
+
+def _same(a: dict, b: dict) -> bool:
+    strip = lambda e: {k: v for k, v in e.items() if k != "at"} if isinstance(e, dict) else e  # noqa: E731
+    return strip(a) == strip(b)
+
+
+def _short(sym: str) -> str:
+    body = sym.split(":", 2)[-1]
+    return body.rsplit("/", 1)[-1]
+
+
+def _finding(origin: w.Origin, value: float, ceiling: float, clamp: w.Clamp, how: str) -> Finding:
+    message = (f"{describe_seconds(value)} ({origin.label}) {how} at {describe_seconds(ceiling)}: "
+               f"everything above {describe_seconds(ceiling)} is fiction; lower the value to at most the "
+               f"ceiling or raise the ceiling.")
+    related = [Related(f"the clamp ({describe_seconds(ceiling)})", clamp.location)]
+    if clamp.call is not None:
+        related.append(Related("the helper clamp is called here", clamp.at))
+    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, origin.location, related)

@@ -1,0 +1,89 @@
+"""DA402 silent-fallback-timeout: a payload without its timeout field (or with 0) sent to
+a receiver that falls back to a default when the field is missing or zero.
+
+The payload is linked to the receiver's schema (deadline_audit/wire.py); the receiver's
+fallback is one whose subject is fed by the schema field. What the payload sends for the
+field is matched against the fallback's trigger:
+- left out: a dict without the key, a Go literal without the field (`omitempty`: not sent;
+  otherwise its zero value is sent), a model call whose field defaults to None / 0;
+- zero: a literal 0 (or a Go field left out without `omitempty`);
+and a Go receiver falls back on the zero value (a missing key decodes as zero), `x or D` /
+`if not x` on any falsy value, `getattr(o, "k", D)` only on absence.
+Reported at the payload, with the fallback value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deadline_audit.checks.evidence import describe_seconds
+from deadline_audit.durations import Quantity
+from deadline_audit.findings import Finding, Location, Related
+from deadline_audit.graph import Ctx, TimeoutGraph
+from deadline_audit import wire as w
+
+RULE_ID, RULE_NAME, SEVERITY = "DA402", "silent-fallback-timeout", "warning"
+_FIRES = {  # trigger -> what the sender does that fires it
+    "zero": {"omitted", "zero", "null"},
+    "falsy": {"omitted", "zero", "null"},
+    "none": {"omitted", "null"},
+    "absent": {"omitted"},
+}
+
+
+def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
+    found = w.analyse(graph)
+    reported: set[tuple[str, int, str]] = set()
+    for link in found.links:
+        p, s = link.payload, link.schema
+        for key in sorted(s.fields):
+            f = s.fields[key]
+            sent = _what_is_sent(graph, p, key)
+            if sent is None:
+                continue
+            for fb in found.fallbacks:
+                ctx = Ctx(fb.path, fn=fb.function)
+                trigger = "zero" if graph.lang.get(fb.path) == "go" else fb.trigger
+                if sent not in _FIRES.get(trigger, ()) or not w.mentions(graph, fb.subject, ctx, f.sym):
+                    continue
+                default = graph.seconds(fb.default, ctx, w.unit_of(graph, fb.path), "effective")
+                if default is None or default <= 0:
+                    continue
+                where = (p.location.path, p.location.line, key)
+                if where in reported:
+                    break
+                reported.add(where)
+                how = {"omitted": f"without `{key}`", "zero": f"with `{key}` = 0",
+                       "null": f"with `{key}` = null"}[sent]
+                message = (f"this payload is sent {how} to {s.type.rsplit('/', 1)[-1]}, which then falls back to "
+                           f"{describe_seconds(default)}: the operation runs under {describe_seconds(default)}; "
+                           f"send the timeout it needs explicitly.")
+                yield Finding(RULE_ID, RULE_NAME, SEVERITY, message, p.location,
+                              [Related(f"fallback to {describe_seconds(default)}", fb.location),
+                               Related(f"the receiving field `{key}`", f.location)])
+                break
+
+
+def _what_is_sent(graph: TimeoutGraph, p: w.Payload, key: str) -> str | None:
+    """omitted | zero | null for a payload that leaves the field to the receiver; None
+    when it sends a value (or one not known to be zero)."""
+    if key in p.omitted:
+        return "omitted"
+    if key in p.keys:
+        value = p.keys[key]
+        if value is None:
+            return "zero"  # a Go field left out of the literal: its zero value is sent
+        return _literal_state(graph, value, p)
+    if p.type is None:
+        return "omitted"  # a dict without the key
+    if key in p.defaults:
+        return _literal_state(graph, p.defaults[key], p)
+    return None  # a model field without a default: required
+
+
+def _literal_state(graph: TimeoutGraph, value: dict, p: w.Payload) -> str | None:
+    if value.get("k") == "none":
+        return "null"
+    if value.get("k") == "num" and value.get("v") == 0:
+        return "zero"
+    return None

@@ -1,0 +1,633 @@
+"""Wire links between components, and the clamps and fallbacks that receive them
+(SPEC §2 sites `ceiling`, `fallback`, `wire_field`; edges `clamps`, `falls_back`,
+`sent_as` / `received_as`; §4 "DA401/DA402/DA403 and components").
+
+Read from the facts and the graph, never from names of the analysed project:
+
+- **Schemas**: a Go struct with JSON tags (key = the tag's name), or a Python class with
+  annotated fields (pydantic model, dataclass, TypedDict; key = the field's name).
+- **Payloads**: a Python dict literal with string keys, a keyword call of a Python class,
+  or a Go composite literal of a JSON-tagged struct. A payload is linked to a schema when
+  at least two of its keys are the schema's keys, and at least half of them are (a log
+  dict sharing one key is not a payload). Payloads in test files are not sends.
+- **Clamps** (`ceiling`): `min(x, MAX)` (Go builtin, Python builtin, `math.Min`),
+  `if x > MAX { x = MAX }` / `return MAX`, `x = MAX if x > MAX else x`. A clamp whose bound
+  is a parameter of its function is a helper: each call of it is a clamp, evaluated with
+  the call's arguments.
+- **Fallbacks** (`fallback`): `if x <= 0 { x = D }` / `return D`, `if not x: x = D`,
+  `x or D`, `cmp.Or(x, D)`, `getattr(o, "k", D)`; each with its trigger: Go fallbacks
+  fire on the zero value (a missing field decodes as zero), `or` / `not x` on any falsy
+  value, `getattr` only on absence.
+
+Decoding is modelled on the receiving side: a JSON number sent into a Go `time.Duration`
+field is nanoseconds (`json_decode_ns`), an integer field keeps the number and the
+receiver's own arithmetic (`time.Duration(n) * time.Second`) gives the unit.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any, Iterator
+
+from deadline_audit.durations import Quantity, parse_go_duration
+from deadline_audit.facts import Binding, CallFact, Expr, FunctionFact, Span
+from deadline_audit.findings import Location
+from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, to_seconds, _walk
+
+_GO_NUMBER_TYPES = {"int", "int8", "int16", "int32", "int64", "uint", "uint16", "uint32", "uint64",
+                    "float32", "float64"}
+_GO_DURATION = "time.Duration"
+_BOUND_WORDS = re.compile(r"max|limit|ceil|cap|upper|bound", re.I)
+_TEST_PATH = re.compile(r"(^|/)(tests?|testdata)/|_test\.go$|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+_UNIT_SUFFIX = [  # name suffix -> unit, checked on lower-cased names without separators kept
+    (re.compile(r"(_|\b|[a-z])(ms|millis|milliseconds?)$", re.I), "ms"),
+    (re.compile(r"(_|\b|[a-z])(s|secs?|seconds?)$", re.I), "s"),
+]
+
+
+@dataclass
+class SchemaField:
+    key: str
+    sym: str
+    type: str | None
+    location: Location
+    omitempty: bool = False
+
+
+@dataclass
+class Schema:
+    type: str  # qualified type (Go) / py:<module>.<Class>
+    lang: str
+    path: str
+    fields: dict[str, SchemaField]
+
+
+@dataclass
+class Payload:
+    lang: str
+    path: str
+    location: Location
+    function: str | None
+    keys: dict[str, Expr | None]  # key -> the value sent (None: a Go field left out: its zero value)
+    all_keys: set[str]  # the payload's shape: for a typed payload, every key of its type
+    type: str | None = None
+    omitted: set[str] = field(default_factory=set)  # keys not sent at all (omitempty / absent from a dict)
+    defaults: dict[str, Expr] = field(default_factory=dict)  # keys a model call leaves to the model's default
+
+
+@dataclass
+class Link:
+    payload: Payload
+    schema: Schema
+    common: set[str]
+
+
+@dataclass
+class Clamp:
+    function: str
+    path: str
+    location: Location  # the clamp itself (the helper's, for a helper call)
+    subject: Expr
+    bound: Expr
+    form: str
+    call: tuple[CallFact, str] | None = None  # helper clamp: the call that instantiates it
+
+    @property
+    def at(self) -> Location:
+        if self.call is not None:
+            c, p = self.call
+            return Location(p, c.span.line, c.span.column)
+        return self.location
+
+
+@dataclass
+class Fallback:
+    function: str
+    path: str
+    location: Location
+    subject: Expr
+    default: Expr
+    trigger: str  # zero | falsy | none | absent
+    form: str
+
+
+@dataclass
+class Origin:
+    kind: str  # env | cfg | lit | sym
+    location: Location
+    label: str
+    seconds: float | None
+    node: str
+
+
+@dataclass
+class Wire:
+    schemas: list[Schema]
+    payloads: list[Payload]
+    links: list[Link]
+    clamps: list[Clamp]
+    fallbacks: list[Fallback]
+
+
+def analyse(graph: TimeoutGraph) -> Wire:
+    key = ("_wire",)
+    if key not in graph._memo:
+        graph._memo[key] = _Builder(graph).build()
+    return graph._memo[key]
+
+
+def unit_of(graph: TimeoutGraph, path: str) -> str:
+    return "ns" if graph.lang.get(path) == "go" else "s"
+
+
+def component_of(graph: TimeoutGraph, path: str) -> str:
+    """The Go module (nearest go.mod) or Python project root (nearest pyproject.toml /
+    setup.py / setup.cfg) of a file; else its top-level folder."""
+    roots = graph._memo.get(("_component_roots",))
+    if roots is None:
+        roots = set()
+        for p, f in graph.files.items():
+            if f.kind == "gomod" or PurePosixPath(p).name in ("pyproject.toml", "setup.py", "setup.cfg"):
+                roots.add(str(PurePosixPath(p).parent))
+        graph._memo[("_component_roots",)] = roots
+    parent = PurePosixPath(path).parent
+    for candidate in (parent, *parent.parents):
+        if str(candidate) in roots:
+            return str(candidate)
+    parts = PurePosixPath(path).parts
+    return parts[0] if len(parts) > 1 else "."
+
+
+class _Builder:
+    def __init__(self, graph: TimeoutGraph) -> None:
+        self.g = graph
+
+    def build(self) -> Wire:
+        schemas = self.schemas()
+        payloads = self.payloads(schemas)
+        links = self.links(payloads, schemas)
+        clamps, fallbacks = self.clamps_and_fallbacks()
+        return Wire(schemas, payloads, links, clamps, fallbacks)
+
+    # -- schemas ------------------------------------------------------------------------
+    def schemas(self) -> list[Schema]:
+        by_type: dict[str, Schema] = {}
+        for sym, decl in self.g.decls.items():
+            if decl.kind != "field":
+                continue
+            path = self.g.decl_path[sym]
+            owner, name = sym.rsplit(".", 1)
+            loc = Location(path, decl.span.line, decl.span.column)
+            if sym.startswith("sym:go:"):
+                tag = decl.tags.get("json")
+                if not tag:
+                    continue
+                key, *opts = tag.split(",")
+                if key in ("", "-"):
+                    continue
+                type_name = owner[len("sym:go:"):]
+                schema = by_type.setdefault(type_name, Schema(type_name, "go", path, {}))
+                schema.fields[key] = SchemaField(key, sym, decl.type, loc, "omitempty" in opts)
+            elif sym.startswith("sym:py:"):
+                owner_decl = self.g.decls.get(owner)
+                if owner_decl is None or owner_decl.kind != "class" or name.startswith("_"):
+                    continue
+                type_name = "py:" + owner[len("sym:py:"):]
+                schema = by_type.setdefault(type_name, Schema(type_name, "python", path, {}))
+                schema.fields[name] = SchemaField(name, sym, decl.type, loc)
+        return [s for s in by_type.values() if len(s.fields) >= 2]
+
+    # -- payloads -----------------------------------------------------------------------
+    def payloads(self, schemas: list[Schema]) -> list[Payload]:
+        types = {s.type: s for s in schemas}
+        found: dict[tuple[str, int, int], Payload] = {}
+        for path, function, expr in self._all_exprs():
+            if _TEST_PATH.search(path):
+                continue
+            for sub in _walk(expr):
+                at = sub.get("at")
+                if not at:
+                    continue
+                k = sub.get("k")
+                where = (path, at[0], at[1])
+                if where in found:
+                    continue
+                if k == "dict":
+                    keys = {item[0]: item[1] for item in sub.get("items", ()) if isinstance(item, list) and len(item) == 2}
+                    found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys, set(keys))
+                elif k == "obj" and sub.get("type") in types:
+                    schema = types[sub["type"]]
+                    fields = sub.get("fields") or {}
+                    by_name = {f.sym.rsplit(".", 1)[-1]: f for f in schema.fields.values()}
+                    keys: dict[str, Expr | None] = {}
+                    omitted = set()
+                    for name, f in by_name.items():
+                        if name in fields:
+                            keys[f.key] = fields[name]
+                        elif f.omitempty:
+                            omitted.add(f.key)
+                        else:
+                            keys[f.key] = None
+                    found[where] = Payload("go", path, Location(path, at[0], at[1]), function, keys,
+                                           set(schema.fields), sub["type"], omitted)
+                elif k == "call" and (sub.get("fn") or {}).get("k") == "fnref":
+                    cls = sub["fn"]["sym"]
+                    type_name = "py:" + cls[len("sym:py:"):] if cls.startswith("sym:py:") else None
+                    if type_name not in types or not sub.get("kw"):
+                        continue
+                    schema = types[type_name]
+                    keys = {name: value for name, value in sub["kw"].items() if name in schema.fields}
+                    defaults = {}
+                    for name, f in schema.fields.items():
+                        if name not in keys:
+                            default = [b.expr for b, _ in self.g.bindings.get(f.sym, ()) if b.function is None]
+                            if default:
+                                defaults[name] = default[0]
+                    found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys,
+                                           set(schema.fields), type_name, defaults=defaults)
+        return list(found.values())
+
+    def _all_exprs(self) -> Iterator[tuple[str, str | None, Expr]]:
+        for binds in self.g.bindings.values():
+            for b, path in binds:
+                yield path, b.function, b.expr
+        for fn_sym, (fn, path) in self.g.functions.items():
+            for ret in fn.returns:
+                yield path, fn_sym, ret
+        for calls in self.g.calls_in.values():
+            for call, path in calls:
+                for arg in call.args:
+                    yield path, call.function, arg
+                for arg in call.kw.values():
+                    yield path, call.function, arg
+        for site, path in self.g.sites:
+            if site.value:
+                yield path, site.function, site.value
+
+    # -- links --------------------------------------------------------------------------
+    def links(self, payloads: list[Payload], schemas: list[Schema]) -> list[Link]:
+        found = []
+        for p in payloads:
+            for s in schemas:
+                common = p.all_keys & set(s.fields)
+                if len(common) < 2 or 2 * len(common) < len(p.all_keys):
+                    continue
+                if p.type == s.type and p.lang == "go" and _package(p.path) == _package(s.path):
+                    continue  # the receiver building its own value, not a send
+                found.append(Link(p, s, common))
+        return found
+
+    # -- clamps and fallbacks -----------------------------------------------------------
+    def clamps_and_fallbacks(self) -> tuple[list[Clamp], list[Fallback]]:
+        clamps: list[Clamp] = []
+        fallbacks: list[Fallback] = []
+        seen: set[tuple] = set()
+        for path, function, expr in self._all_exprs():
+            if function is None or _TEST_PATH.search(path):
+                continue
+            for sub in _walk(expr):
+                k = sub.get("k")
+                at = sub.get("at")
+                if not at or (path, at[0], at[1], k) in seen:
+                    continue
+                seen.add((path, at[0], at[1], k))
+                loc = Location(path, at[0], at[1])
+                if k == "op" and sub.get("op") == "min" and len(sub.get("args") or ()) == 2:
+                    pair = self._split_bound(sub["args"], path)
+                    if pair:
+                        clamps.append(Clamp(function, path, loc, pair[0], pair[1], "min"))
+                elif k == "call":
+                    name = (sub.get("fn") or {}).get("name")
+                    args = sub.get("args") or []
+                    if name == "math.Min" and len(args) == 2:
+                        pair = self._split_bound(args, path)
+                        if pair:
+                            clamps.append(Clamp(function, path, loc, pair[0], pair[1], "math.Min"))
+                    elif name == "cmp.Or" and len(args) >= 2:
+                        fallbacks.append(Fallback(function, path, loc, args[0], args[-1], "zero", "cmp.Or"))
+                    elif name == "getattr" and len(args) == 3:
+                        fallbacks.append(Fallback(function, path, loc, {"k": "field", "x": args[0],
+                                                  "name": (args[1] or {}).get("v", "")}, args[2], "absent", "getattr"))
+                elif k == "or" and len(sub.get("args") or ()) >= 2:
+                    trigger = "zero" if self.g.lang.get(path) == "go" else "falsy"
+                    fallbacks.append(Fallback(function, path, loc, sub["args"][0], sub["args"][-1], trigger, "or"))
+        for fn_sym, (fn, path) in self.g.functions.items():
+            if _TEST_PATH.search(path):
+                continue
+            for m in fn.markers:
+                if m.get("m") not in ("ceiling", "fallback"):
+                    continue
+                loc = Location(path, int(m.get("line") or fn.span.line), int(m.get("col") or 1))
+                value = self._guarded_value(fn, path, m)
+                if value is None:
+                    continue
+                subject, guarded = value
+                if m["m"] == "ceiling":
+                    bound = guarded
+                    if m.get("form") == "ifexp":
+                        bound = self._py_name(fn, path, m.get("bound", ""))
+                        if bound is None:
+                            continue
+                    clamps.append(Clamp(fn_sym, path, loc, subject, bound, "if"))
+                else:
+                    fallbacks.append(Fallback(fn_sym, path, loc, subject, guarded, m.get("trigger", "zero"), "if"))
+        return self._instantiate(clamps), fallbacks
+
+    def _guarded_value(self, fn: FunctionFact, path: str, m: dict) -> tuple[Expr, Expr] | None:
+        """(subject, the value the guard assigns or returns)."""
+        if m.get("ret") is not None:
+            i = m["ret"]
+            if not isinstance(i, int) or i >= len(fn.returns) or "subject" not in m:
+                return None
+            return m["subject"], fn.returns[i]
+        assign = m.get("assign")
+        if not assign:
+            return None
+        for b, p in self._bindings_in(fn.sym):
+            if p == path and b.span.line == assign[0] and b.span.column == assign[1]:
+                if m.get("form") == "ifexp":
+                    return {"k": "ref", "sym": b.sym}, b.expr
+                return m.get("subject") or {"k": "ref", "sym": b.sym}, b.expr
+        return None
+
+    def _bindings_in(self, fn_sym: str) -> list[tuple[Binding, str]]:
+        index = self.g._memo.get(("_wire_bindings_by_fn",))
+        if index is None:
+            index = {}
+            for binds in self.g.bindings.values():
+                for b, p in binds:
+                    if b.function:
+                        index.setdefault(b.function, []).append((b, p))
+            self.g._memo[("_wire_bindings_by_fn",)] = index
+        return index.get(fn_sym, [])
+
+    def _py_name(self, fn: FunctionFact, path: str, name: str) -> Expr | None:
+        module = self.g.files[path].module if path in self.g.files else None
+        if not module or not name.isidentifier():
+            return None
+        sym = f"sym:py:{module}.{name}"
+        return {"k": "ref", "sym": sym} if sym in self.g.decls else None
+
+    def _split_bound(self, args: list[Expr], path: str) -> tuple[Expr, Expr] | None:
+        """(subject, bound) of a two-argument min: the bound is the constant-looking one."""
+        marks = [self._is_bound(a) for a in args]
+        if marks[0] == marks[1]:
+            return None
+        return (args[1], args[0]) if marks[0] else (args[0], args[1])
+
+    def _is_bound(self, expr: Expr) -> bool:
+        k = expr.get("k")
+        if k == "num":
+            return True
+        if k == "op" and expr.get("op") in ("mul", "add"):
+            return all(self._is_bound(a) for a in expr.get("args") or ())
+        if k == "conv":
+            return self._is_bound(expr.get("x") or {})
+        if k == "ref":
+            decl = self.g.decls.get(expr["sym"])
+            name = expr["sym"].rsplit(".", 1)[-1]
+            if decl is not None and decl.kind == "const":
+                return True
+            if decl is not None and decl.kind in ("param",):
+                return bool(_BOUND_WORDS.search(name))
+            return decl is not None and decl.kind in ("var", "field") and bool(_BOUND_WORDS.search(name))
+        if k == "field":
+            return bool(_BOUND_WORDS.search(expr.get("name", "")))
+        return False
+
+    def _instantiate(self, clamps: list[Clamp]) -> list[Clamp]:
+        """A clamp whose bound is a parameter of its function is a helper: one clamp per
+        call, evaluated with the call's arguments."""
+        out = []
+        callers: dict[str, list[tuple[CallFact, str]]] | None = None
+        for c in clamps:
+            fn = self.g.functions.get(c.function, (None,))[0]
+            bound_params = fn is not None and any(
+                self.g.resolve_sym(sub, Ctx(c.path)) in fn.params for sub in _walk(c.bound))
+            if not bound_params:
+                out.append(c)
+                continue
+            if callers is None:
+                callers = {}
+                for calls in self.g.calls_in.values():
+                    for call, p in calls:
+                        target = self.g.resolve_callee(call.callee, Ctx(p))
+                        if target:
+                            callers.setdefault(target, []).append((call, p))
+            for call, p in callers.get(c.function, ()):
+                if not _TEST_PATH.search(p):
+                    out.append(Clamp(c.function, c.path, c.location, c.subject, c.bound, c.form + "-helper", (call, p)))
+        return out
+
+
+def _package(path: str) -> str:
+    return str(PurePosixPath(path).parent)
+
+
+# -- evaluation helpers used by the checks -----------------------------------------------
+
+def clamp_ctx(graph: TimeoutGraph, clamp: Clamp) -> Ctx:
+    if clamp.call is None:
+        return Ctx(clamp.path, fn=clamp.function)
+    call, path = clamp.call
+    fn = graph.functions[clamp.function][0]
+    return Ctx(clamp.path, graph.call_subst(fn, call, Ctx(path)), (path, call.span.line, call.span.column),
+               clamp.function)
+
+
+def alternatives(graph: TimeoutGraph, expr: Expr, ctx: Ctx, function: str, before: int,
+                 skip_lines: set[int] = frozenset()) -> list[Expr]:
+    """The values that may reach `expr` at line `before`: a local assigned in several
+    places gives each of its assignments written above the line (not the guarded ones)."""
+    if expr.get("k") == "ref":
+        sym = expr["sym"]
+        if sym.startswith(function + ".") and sym not in ctx.subst:
+            every = [b for b, p in graph.bindings.get(sym, ()) if p == ctx.path and b.function == function]
+            binds = [b for b in every if b.span.line < before and b.span.line not in skip_lines]
+            if len(every) > 1 and binds:
+                return [b.expr for b in binds]
+    return [expr]
+
+
+def mentions(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, target: str, depth: int = 0,
+             seen: set | None = None) -> bool:
+    """Whether `target` (a symbol) feeds `expr`, through locals and the returns of called
+    functions of the module."""
+    if not expr or depth > 6:
+        return False
+    seen = set() if seen is None else seen
+    for sub in _walk(expr):
+        k = sub.get("k")
+        if k in ("ref", "field"):
+            sym = graph.resolve_sym(sub, ctx)
+            if sym == target:
+                return True
+            if sym and ctx.fn and sym.startswith(ctx.fn + ".") and sym not in seen:
+                seen.add(sym)
+                for b, _ in graph.bindings.get(sym, ())[:8]:
+                    if mentions(graph, b.expr, ctx, target, depth + 1, seen):
+                        return True
+        elif k == "call":
+            callee = graph.resolve_callee(sub.get("fn"), ctx)
+            if callee and callee not in seen:
+                seen.add(callee)
+                fn, path = graph.functions[callee]
+                inner = Ctx(path, fn=callee)
+                if any(mentions(graph, r, inner, target, depth + 1, seen) for r in fn.returns):
+                    return True
+    return False
+
+
+@contextmanager
+def sent_value(graph: TimeoutGraph, field_sym: str, expr: Expr, path: str) -> Iterator[None]:
+    """Evaluate the receiver as if `field_sym` held `expr` (what one payload sends)."""
+    saved_bindings = graph.bindings.get(field_sym)
+    saved_memo = {k: v for k, v in graph._memo.items() if isinstance(k, tuple) and len(k) == 2 and k[1] in SCENARIOS}
+    for k in saved_memo:
+        del graph._memo[k]
+    graph.bindings[field_sym] = [(Binding(field_sym, expr, Span(1, 1, 1, 1)), path)]
+    try:
+        yield
+    finally:
+        if saved_bindings is None:
+            graph.bindings.pop(field_sym, None)
+        else:
+            graph.bindings[field_sym] = saved_bindings
+        for k in [k for k in graph._memo if isinstance(k, tuple) and len(k) == 2 and k[1] in SCENARIOS]:
+            del graph._memo[k]
+        graph._memo.update(saved_memo)
+
+
+def decoded(graph: TimeoutGraph, value: Expr, sender_path: str, field: SchemaField) -> Expr:
+    """What the receiver's field holds after JSON decoding of the sent value."""
+    number = {"k": "conv", "t": "number", "x": value}
+    if field.type == _GO_DURATION:
+        return {"k": "conv", "t": "json_decode_ns", "x": number}
+    return number
+
+
+def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, depth: int = 0,
+            seen: set | None = None) -> list[Origin]:
+    """Where the value of `expr` is written: env layers (or the read's default), config
+    keys, literals; in the order met."""
+    out: list[Origin] = []
+    seen = set() if seen is None else seen
+    if not expr or depth > 10:
+        return out
+    for node, named, dep_ctx, _ in graph.deps(expr, ctx):
+        if node in seen:
+            continue
+        seen.add(node)
+        if node.startswith("env:"):
+            var = graph.env.get(node[4:])
+            won = var.effective_raw() if var else None
+            if won is not None:
+                layer = won[1]
+                where = f"{layer.path}" + (f" (profile {layer.profile})" if layer.profile else "")
+                out.append(Origin("env", Location(layer.path, layer.line, 1), f"{node[4:]}={layer.raw} in {where}",
+                                  layer.value_seconds, node))
+            elif named.get("default") is not None:
+                for o in origins(graph, named["default"], dep_ctx, unit, depth + 1, seen):
+                    out.append(Origin(o.kind, o.location, f"the default of {node[4:]} ({o.label})", o.seconds, node))
+        elif node.startswith("cfg:"):
+            key = node.split("#", 1)[-1]
+            for cpath, cv in graph.config_values.get(key, ())[:1]:
+                seconds = _config_seconds(cv.raw, unit)
+                out.append(Origin("cfg", Location(cpath, cv.span.line, cv.span.column), f"{key}: {cv.raw} in {cpath}",
+                                  seconds, node))
+        elif node.startswith("lit:"):
+            at = named.get("at") or [1, 1]
+            value = graph.value(named, dep_ctx)
+            out.append(Origin("lit", Location(dep_ctx.path, at[0], at[1]), "the literal",
+                              to_seconds(value, unit), node))
+        elif node.startswith("sym:"):
+            for b, bpath in graph.bindings.get(node, ())[:8]:
+                out.extend(origins(graph, b.expr, Ctx(bpath), unit, depth + 1, seen))
+    return out
+
+
+def _config_seconds(raw: str, unit: str | None) -> float | None:
+    from deadline_audit.durations import parse_duration_text
+
+    return parse_duration_text(raw, default_unit="s")
+
+
+def best_origin(found: list[Origin], seconds: float | None) -> Origin | None:
+    """The origin that holds `seconds` (env layer first, then config, then literal)."""
+    rank = {"env": 0, "cfg": 1, "lit": 2, "sym": 3}
+    matching = [o for o in found if o.seconds is not None and seconds is not None
+                and abs(o.seconds - seconds) <= 1e-6 * max(1.0, abs(seconds))]
+    if matching:
+        return min(matching, key=lambda o: rank[o.kind])
+    return None
+
+
+def name_unit(name: str | None) -> str | None:
+    """The unit a name states: `*_ms`, `TimeoutMs`, `timeout_millis` -> ms; `*_s`,
+    `*_seconds`, `TimeoutSeconds`, `*_secs` -> s."""
+    if not name:
+        return None
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    last = snake.rsplit("_", 1)[-1] if "_" in snake else None
+    if last in ("ms", "millis", "msec", "msecs", "millisecond", "milliseconds"):
+        return "ms"
+    if last in ("s", "sec", "secs", "second", "seconds"):
+        return "s"
+    return None
+
+
+def expr_name(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx) -> str | None:
+    """The name a value is held under at the sender (`settings.flush_ms` -> flush_ms)."""
+    if not expr:
+        return None
+    k = expr.get("k")
+    if k in ("ref", "field"):
+        sym = graph.resolve_sym(expr, ctx)
+        return (sym or "").rsplit(".", 1)[-1] or expr.get("name")
+    if k == "conv":
+        return expr_name(graph, expr.get("x"), ctx)
+    return None
+
+
+def receiver_scale(graph: TimeoutGraph, f: SchemaField) -> str | None:
+    """The unit the receiver gives an integer field: `time.Duration(x) * time.Second`
+    -> s, `* time.Millisecond` -> ms; None when it never converts it (or converts it in
+    two ways)."""
+    units = set()
+    for binds in graph.bindings.values():
+        for b, path in binds:
+            units |= _scales_in(graph, b.expr, Ctx(path, fn=b.function), f.sym)
+    for fn_sym, (fn, path) in graph.functions.items():
+        for ret in fn.returns:
+            units |= _scales_in(graph, ret, Ctx(path, fn=fn_sym), f.sym)
+    return units.pop() if len(units) == 1 else None
+
+
+def _scales_in(graph: TimeoutGraph, expr: Expr, ctx: Ctx, target: str) -> set[str]:
+    found = set()
+    for sub in _walk(expr):
+        if sub.get("k") != "op" or sub.get("op") != "mul" or len(sub.get("args") or ()) != 2:
+            continue
+        a, b = sub["args"]
+        for conv, unit in ((a, b), (b, a)):
+            if conv.get("k") == "conv" and conv.get("t") == "go_duration" and unit.get("k") == "num" \
+                    and unit.get("u") == "ns" and graph.resolve_sym(conv.get("x") or {}, ctx) == target:
+                per = unit.get("v")
+                if per == 1e9:
+                    found.add("s")
+                elif per == 1e6:
+                    found.add("ms")
+                elif per == 6e10:
+                    found.add("min")
+    return found
+
+
+def is_duration_string(value: Any) -> bool:
+    return isinstance(value, str) and parse_go_duration(value) is not None and not value.strip().isdigit()
+
+
+def quantity_number(value: Any) -> bool:
+    return isinstance(value, Quantity)
