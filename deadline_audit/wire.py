@@ -529,6 +529,10 @@ def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, 
                 where = f"{layer.path}" + (f" (profile {layer.profile})" if layer.profile else "")
                 out.append(Origin("env", Location(layer.path, layer.line, 1), f"{node[4:]}={layer.raw} in {where}",
                                   layer.value_seconds, node))
+            elif (named.get("default") or {}).get("k") == "str" and named["default"].get("at"):
+                at = named["default"]["at"]
+                out.append(Origin("lit", Location(dep_ctx.path, at[0], at[1]), f"the default of {node[4:]}",
+                                  _config_seconds(named["default"]["v"], unit), node))
             elif named.get("default") is not None:
                 for o in origins(graph, named["default"], dep_ctx, unit, depth + 1, seen):
                     out.append(Origin(o.kind, o.location, f"the default of {node[4:]} ({o.label})", o.seconds, node))

@@ -406,7 +406,8 @@ def test_struct_decls(misc):
 
 
 def test_env_fallback_and_chains(misc):
-    assert misc.env_names_read == ["STEP_TIMEOUT"]
+    # `Limit time.Duration `env:"LIMIT"`` is read too: a tagged field is an env read (SPEC §3)
+    assert misc.env_names_read == ["LIMIT", "STEP_TIMEOUT"]
     assert bindings(misc, C + "Load.s") == [{"k": "env", "name": {"k": "str", "v": "STEP_TIMEOUT"}, "default": None}]
     assert bindings(misc, C + "Load.n") == [{"k": "conv", "t": "number", "x": ref(C + "Load.s")}]
     assert bindings(misc, C + "Load.d") == [
@@ -417,7 +418,7 @@ def test_env_fallback_and_chains(misc):
     # cfg is a `var cfg Config`: the chain cfg.Model.Timeout resolves in-file
     assert bindings(misc, C + "Model.Timeout") == [
         {"k": "op", "op": "min", "args": [ref(C + "Load.d"), ns(3600)]}]
-    assert bindings(misc, C + "Config.Limit") == [ref("sym:go:example.com/agent/internal/settings.Limit")]
+    assert bindings(misc, C + "Config.Limit")[1:] == [ref("sym:go:example.com/agent/internal/settings.Limit")]
     assert bindings(misc, C + "Load.secs") == [{"k": "conv", "t": "seconds_of", "x": ref(C + "Load.d")}]
     assert decl(misc, C + "Load.cfg").type == CIP + ".Config"
 
@@ -496,3 +497,9 @@ def test_default_import_alias_follows_go_naming_conventions():
     assert default_alias("github.com/sashabaranov/go-openai") == "openai"
     assert default_alias("gopkg.in/yaml.v3") == "yaml"
     assert default_alias("net/http") == "http"
+
+
+def test_env_tagged_field_is_an_env_read(misc):
+    """SPEC §3: a field tagged `env:"X"` / `envconfig:"X"` is filled from X, parsed by its type."""
+    read = {"k": "env", "name": {"k": "str", "v": "LIMIT"}, "default": None}
+    assert bindings(misc, C + "Config.Limit")[0] == {"k": "conv", "t": "parse_duration", "x": read}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from deadline_audit.extract.go_text import parse_struct_tag, selector_parts, unquote
+from deadline_audit.facts import Binding
 
 _BUILTIN_TYPES = frozenset(
     "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune "
@@ -218,6 +219,7 @@ class GoTypes:
                 for n in names:
                     fname = self.text(n)
                     self.decl("sym:go:" + qname + "." + fname, "field", n, type=fields.get(fname), tags=dict(tags))
+                    env_tag_binding(self, "sym:go:" + qname + "." + fname, fields.get(fname), tags, n)
                     if ty is not None and ty.type == "struct_type":
                         self.field_decls(qname + "." + fname, ty)
             elif ty is not None:
@@ -225,3 +227,25 @@ class GoTypes:
                 if qt:
                     self.decl("sym:go:" + qname + "." + qt.rsplit(".", 1)[-1], "field", ty, type=qt,
                               tags=tags, embedded=True)
+
+
+_ENV_TAGS = (("env", "envDefault"), ("envconfig", "default"))  # caarlos0/env, kelseyhightower/envconfig
+_NUMERIC = {"int", "int32", "int64", "uint", "uint32", "uint64", "float32", "float64"}
+
+
+def env_tag_binding(walker: Any, sym: str, type_name: str | None, tags: dict[str, str], node: Any) -> None:
+    """A field tagged `env:"X"` / `envconfig:"X"` is filled from the env var X (SPEC §3),
+    parsed by the field's type, with the tag's default when X is unset."""
+    if type_name != "time.Duration" and type_name not in _NUMERIC:
+        return
+    for name_tag, default_tag in _ENV_TAGS:
+        name = tags.get(name_tag, "").split(",")[0]
+        if not name or not name.replace("_", "").isalnum():
+            continue
+        at = walker.at(node)
+        default = {"k": "str", "v": tags[default_tag], "at": at} if default_tag in tags else None
+        read = {"k": "env", "name": {"k": "str", "v": name}, "default": default, "at": at}
+        conv = "parse_duration" if type_name == "time.Duration" else "number"
+        walker.facts.bindings.append(Binding(sym, {"k": "conv", "t": conv, "x": read}, walker.pos.span(node)))
+        walker.env_names[name] = None
+        return
