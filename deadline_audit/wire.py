@@ -434,22 +434,29 @@ def clamp_ctx(graph: TimeoutGraph, clamp: Clamp) -> Ctx:
         return Ctx(clamp.path, fn=clamp.function)
     call, path = clamp.call
     fn = graph.functions[clamp.function][0]
-    return Ctx(clamp.path, graph.call_subst(fn, call, Ctx(path)), (path, call.span.line, call.span.column),
-               clamp.function)
+    return Ctx(clamp.path, graph.call_subst(fn, call, Ctx(path, fn=call.function)),
+               (path, call.span.line, call.span.column), clamp.function)
 
 
 def alternatives(graph: TimeoutGraph, expr: Expr, ctx: Ctx, function: str, before: int,
-                 skip_lines: set[int] = frozenset()) -> list[Expr]:
-    """The values that may reach `expr` at line `before`: a local assigned in several
-    places gives each of its assignments written above the line (not the guarded ones)."""
-    if expr.get("k") == "ref":
+                 depth: int = 0) -> list[tuple[Expr, Ctx]]:
+    """The values that may reach `expr` at line `before`, each with the context to
+    evaluate it in: a local assigned in several places gives each of its assignments
+    written above the line; a helper's parameter gives the caller's argument (and its
+    alternatives at the call)."""
+    if expr.get("k") == "ref" and depth < 4:
         sym = expr["sym"]
+        if sym in ctx.subst and ctx.call_at is not None:
+            arg, arg_ctx = ctx.subst[sym]
+            if arg_ctx.fn:
+                return alternatives(graph, arg, arg_ctx, arg_ctx.fn, ctx.call_at[1], depth + 1)
+            return [(arg, arg_ctx)]
         if sym.startswith(function + ".") and sym not in ctx.subst:
             every = [b for b, p in graph.bindings.get(sym, ()) if p == ctx.path and b.function == function]
-            binds = [b for b in every if b.span.line < before and b.span.line not in skip_lines]
+            binds = [b for b in every if b.span.line < before]
             if len(every) > 1 and binds:
-                return [b.expr for b in binds]
-    return [expr]
+                return [(b.expr, ctx) for b in binds]
+    return [(expr, ctx)]
 
 
 def mentions(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, target: str, depth: int = 0,
@@ -465,6 +472,12 @@ def mentions(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, target: str, dept
             sym = graph.resolve_sym(sub, ctx)
             if sym == target:
                 return True
+            if sym in ctx.subst and ("arg", sym) not in seen:
+                seen.add(("arg", sym))
+                arg, arg_ctx = ctx.subst[sym]
+                if mentions(graph, arg, arg_ctx, target, depth + 1, seen):
+                    return True
+                continue
             if sym and ctx.fn and sym.startswith(ctx.fn + ".") and sym not in seen:
                 seen.add(sym)
                 for b, _ in graph.bindings.get(sym, ())[:8]:
@@ -635,3 +648,49 @@ def is_duration_string(value: Any) -> bool:
 
 def quantity_number(value: Any) -> bool:
     return isinstance(value, Quantity)
+
+
+def _case_at(graph: TimeoutGraph, function: str | None, line: int) -> tuple[dict, list[dict]] | None:
+    """The innermost `case` clause around `line` in `function`, and every clause of its switch."""
+    if function not in graph.functions:
+        return None
+    markers = [m for m in graph.functions[function][0].markers if m.get("m") == "case"]
+    inside = [m for m in markers if m["line"] <= line <= m["end"]]
+    if not inside:
+        return None
+    clause = max(inside, key=lambda m: m["line"])
+    return clause, [m for m in markers if m["switch"] == clause["switch"]]
+
+
+def applies(graph: TimeoutGraph, clamp: Clamp, payload: Payload, schema: Schema) -> bool:
+    """Whether a clamp written under a `case` of a switch on a schema field (the
+    discriminator) applies to this payload: its discriminator value is one of the case's
+    values (or, under `default:`, none of the switch's). Unknown: it may apply."""
+    if clamp.call is not None:
+        call, path = clamp.call
+        found = _case_at(graph, call.function, call.span.line)
+        ctx = Ctx(path)
+    else:
+        found = _case_at(graph, clamp.function, clamp.location.line)
+        ctx = Ctx(clamp.path, fn=clamp.function)
+    if found is None:
+        return True
+    clause, clauses = found
+    disc = graph.resolve_sym(clause["subject"], ctx)
+    key = next((f.key for f in schema.fields.values() if f.sym == disc), None)
+    if key is None or payload.keys.get(key) is None:
+        return True
+    sent = graph.value(payload.keys[key], Ctx(payload.path, fn=payload.function))
+    if not isinstance(sent, str):
+        return True
+
+    def values(m: dict) -> list:
+        return [graph.value(v, ctx) for v in m.get("values") or ()]
+
+    if clause.get("values") is None:
+        listed = [v for m in clauses if m.get("values") is not None for v in values(m)]
+        if any(v is None for v in listed):
+            return True
+        return sent not in listed
+    mine = values(clause)
+    return sent in mine or any(v is None for v in mine)

@@ -42,14 +42,14 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
         ceiling = graph.seconds(clamp.bound, ctx, unit, "default")
         if ceiling is None or ceiling <= 0:
             continue
-        for alt in w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
-                                  if clamp.form.startswith("min") else clamp.location.line):
-            if _same(alt, clamp.bound) or any(w.mentions(graph, alt, ctx, sym) for sym in linked):
+        for alt, alt_ctx in w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
+                                           if clamp.form.startswith("min") else clamp.location.line):
+            if _same(alt, clamp.bound) or any(w.mentions(graph, alt, alt_ctx, sym) for sym in linked):
                 continue
-            value = graph.seconds(alt, ctx, unit, "effective")
+            value = graph.seconds(alt, alt_ctx, unit, "effective")
             if value is None or value <= ceiling * (1 + _EPS):
                 continue
-            origin = w.best_origin(w.origins(graph, alt, ctx, unit), value)
+            origin = w.best_origin(w.origins(graph, alt, alt_ctx, unit), value)
             if origin is None:
                 continue
             yield _finding(origin, value, ceiling, clamp, f"flows into the clamp in {_short(clamp.function)}")
@@ -63,7 +63,8 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
             if value is None:
                 continue
             f = s.fields[key]
-            clamps = [c for c in found.clamps if w.mentions(graph, c.subject, w.clamp_ctx(graph, c), f.sym)]
+            clamps = [c for c in found.clamps if w.mentions(graph, c.subject, w.clamp_ctx(graph, c), f.sym)
+                      and w.applies(graph, c, p, s)]
             if not clamps:
                 continue
             results = []
@@ -72,10 +73,11 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
                     ctx = w.clamp_ctx(graph, c)
                     unit = w.unit_of(graph, c.path)
                     ceiling = graph.seconds(c.bound, ctx, unit, "default")
-                    alts = [a for a in w.alternatives(graph, c.subject, ctx, c.function, c.location.line + 1)
-                            if w.mentions(graph, a, ctx, f.sym)]
-                    for a in alts:
-                        results.append((graph.seconds(a, ctx, unit, "effective"), ceiling, c))
+                    alts = [(a, a_ctx) for a, a_ctx in w.alternatives(graph, c.subject, ctx, c.function,
+                                                                       c.location.line + 1)
+                            if w.mentions(graph, a, a_ctx, f.sym)]
+                    for a, a_ctx in alts:
+                        results.append((graph.seconds(a, a_ctx, unit, "effective"), ceiling, c))
             known = [(r, ceil, c) for r, ceil, c in results if r is not None and ceil is not None and ceil > 0]
             if not known or len({round(r, 6) for r, _, _ in known}) != 1:
                 continue

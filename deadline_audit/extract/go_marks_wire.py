@@ -10,6 +10,11 @@ its position. What the expression language cannot hold is a guarded assignment:
   "subject": Expr, "line", "col", "assign": [line, col] | None, "ret": int | None}` for
   `if x <= 0 { x = D }` (also `== 0`, `< 1`, `x == ""`) and `if x <= 0 { return D }`.
 
+- `FunctionFact.markers += {"m": "case", "switch": [line, col], "subject": Expr,
+  "values": [Expr] | None, "line", "end"}` for each clause of an expression `switch`
+  (`values` None: the `default:` clause), so that a clamp written under
+  `case CmdUpload:` applies only to payloads whose discriminator says so.
+
 `assign` is the position of the guarded assignment (the extractor's `Binding` there holds
 the bound / default value with its full expression); `ret` is the index of the guarded
 `return` among the function's own returns (`FunctionFact.returns`, source order).
@@ -30,6 +35,7 @@ _IFS = Query(GO, """
     (if_statement condition: (binary_expression left: (_) @l right: (_) @r) @cond
                   consequence: (block) @body) @if
 """)
+_SWITCHES = Query(GO, "(expression_switch_statement value: (_) @subject) @switch")
 _ZERO = {"0", '""', "0.0"}
 
 
@@ -37,6 +43,8 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if b"if " not in source or not facts.functions:
         return
     ctx = GoMarkContext(tree.root_node, source, facts)
+    if b"switch" in source:
+        _cases(tree, ctx)
     for _, caps in QueryCursor(_IFS).matches(tree.root_node):
         node, cond, body = caps["if"][0], caps["cond"][0], caps["body"][0]
         if node.child_by_field_name("alternative") is not None or node.child_by_field_name("initializer") is not None:
@@ -69,6 +77,32 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             if target is not None and (target[1] is None or target[1] == lt):
                 fn.markers.append({"m": "fallback", "form": "if", "trigger": "zero", "subject": ctx.expr(left, fn),
                                    "line": line, "col": col, "assign": target[2], "ret": target[3]})
+
+
+def _cases(tree: Any, ctx: GoMarkContext) -> None:
+    for _, caps in QueryCursor(_SWITCHES).matches(tree.root_node):
+        switch, subject = caps["switch"][0], caps["subject"][0]
+        fn = ctx.function_at(switch)
+        if fn is None:
+            continue
+        where = ctx.at(switch)
+        subject_expr = ctx.expr(subject, fn)
+        for clause in switch.named_children:
+            if clause.type not in ("expression_case", "default_case"):
+                continue
+            values = None
+            if clause.type == "expression_case":
+                listed = clause.child_by_field_name("value")
+                nodes = [n for n in (listed.named_children if listed is not None else []) if n.type != "comment"]
+                values = [_case_value(n, ctx, fn) for n in nodes]
+            fn.markers.append({"m": "case", "switch": where, "subject": subject_expr, "values": values,
+                               "line": clause.start_point[0] + 1, "end": clause.end_point[0] + 1})
+
+
+def _case_value(node: Any, ctx: GoMarkContext, fn) -> dict:
+    if node.type in ("interpreted_string_literal", "raw_string_literal"):
+        return {"k": "str", "v": ctx.text(node)[1:-1]}
+    return ctx.expr(node, fn)
 
 
 def _operator(cond: Any, ctx: GoMarkContext) -> str:
