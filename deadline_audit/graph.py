@@ -129,6 +129,9 @@ class TimeoutGraph:
                 self.go_versions[f.module] = f.go_version or ""
         self._index_env(facts)
         self._bind_params()
+        from deadline_audit.config_tags import bind_config_tags
+
+        bind_config_tags(self)
 
     def _index_env(self, facts: list[FileFacts]) -> None:
         env_files = [f for f in facts if f.kind == "env"]

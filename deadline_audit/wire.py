@@ -453,7 +453,9 @@ def alternatives(graph: TimeoutGraph, expr: Expr, ctx: Ctx, function: str, befor
             return [(arg, arg_ctx)]
         if sym.startswith(function + ".") and sym not in ctx.subst:
             every = [b for b, p in graph.bindings.get(sym, ()) if p == ctx.path and b.function == function]
-            binds = [b for b in every if b.span.line < before]
+            guarded = _guarded_lines(graph, function)
+            binds = [b for b in every if b.span.line < before and b.span.line not in guarded
+                     and not _other_case(graph, function, b.span.line, before)]
             if len(every) > 1 and binds:
                 return [(b.expr, ctx) for b in binds]
     return [(expr, ctx)]
@@ -694,3 +696,18 @@ def applies(graph: TimeoutGraph, clamp: Clamp, payload: Payload, schema: Schema)
         return sent not in listed
     mine = values(clause)
     return sent in mine or any(v is None for v in mine)
+
+
+def _guarded_lines(graph: TimeoutGraph, function: str) -> set[int]:
+    """Lines of a function's guarded clamp assignments (`if x > MAX { x = MAX }`): what
+    they assign is the ceiling, not a value that reaches the next clamp."""
+    fn = graph.functions.get(function, (None,))[0]
+    if fn is None:
+        return set()
+    return {m["assign"][0] for m in fn.markers if m.get("m") == "ceiling" and m.get("assign")}
+
+
+def _other_case(graph: TimeoutGraph, function: str, line: int, use: int) -> bool:
+    """An assignment inside a `case` clause that does not contain the use."""
+    found = _case_at(graph, function, line)
+    return found is not None and not (found[0]["line"] <= use <= found[0]["end"])
