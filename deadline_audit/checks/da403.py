@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deadline_audit.durations import Quantity
+from deadline_audit.durations import Quantity, format_go_duration_ns
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 from deadline_audit import wire as w
 
 RULE_ID, RULE_NAME, SEVERITY = "DA403", "wire-unit-mismatch", "error"
 _NUMBERS = w._GO_NUMBER_TYPES
-_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "min": "minutes"}
+_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "min": "minutes", "ns": "nanoseconds"}
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
@@ -35,36 +35,43 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         if s.lang != "go":
             continue
         custom = f"sym:go:{s.type}.UnmarshalJSON" in graph.functions
+        sender_schema = types.get(p.type) if p.type else None
         for key in sorted(link.common):
-            value = p.keys.get(key)
-            if value is None:
-                continue
             f = s.fields[key]
+            sender_field = sender_schema.fields.get(key) if sender_schema else None
+            value = p.keys.get(key)
+            if value is None and sender_field is None:
+                continue
             ctx = Ctx(p.path, fn=p.function)
-            sent = graph.value(value, ctx)
-            sender_field = types[p.type].fields.get(key) if p.type in types else None
-            at = value.get("at")
+            sent = graph.value(value, ctx) if value is not None else None
+            at = (value or {}).get("at")
             where = Location(p.path, at[0], at[1]) if at else p.location
+            sender_unit = _sender_unit(graph, key, sender_field, value, ctx)
             problem = None
-            if f.type == w._GO_DURATION and not custom:
-                number_sender = (sender_field.type in _NUMBERS if sender_field is not None
-                                 else p.lang == "python" and isinstance(sent, Quantity) and sent.unit in (None, "s"))
-                sender_unit = _sender_unit(graph, key, sender_field, value, ctx)
+            if f.type == w._GO_DURATION and not custom and value is not None:
+                if sender_field is not None:
+                    number_sender = sender_field.type in _NUMBERS
+                else:  # Python sends a number (or a string): never a Go Duration
+                    number_sender = p.lang == "python" and not (isinstance(sent, Quantity) and sent.value == 0)
+                if value.get("k") == "none":
+                    number_sender = False
                 if number_sender and sender_unit != "ns":
                     n = sent.value if isinstance(sent, Quantity) else None
-                    what = f"{n:g}" if n is not None else "a number"
+                    what = f"{n:g}" if n is not None else (repr(sent) if isinstance(sent, str) else "a number")
+                    unit_word = f" {_UNIT_WORDS[sender_unit]}" if sender_unit in _UNIT_WORDS else ""
                     problem = (f"`{key}` is a time.Duration: encoding/json decodes the JSON number the sender puts "
-                               f"here ({what}{' ' + _UNIT_WORDS[sender_unit] if sender_unit in _UNIT_WORDS else ''})"
-                               f" as nanoseconds; decode an integer of a named unit (`{key}_seconds`) and convert "
-                               f"it with time.Second.")
+                               f"here ({what}{unit_word}) as nanoseconds; decode an integer of a named unit "
+                               f"(`{key}_seconds`) and convert it with time.Second.")
             elif f.type in _NUMBERS:
-                if w.is_duration_string(sent):
-                    problem = (f"`{key}` is a {f.type}, but the sender puts a duration string ({sent!r}) here: "
+                text = _duration_text(graph, value, ctx, sender_field)
+                if text is not None:
+                    where = text[1] or where
+                    problem = (f"`{key}` is a {f.type}, but the sender puts a duration string ({text[0]!r}) here: "
                                f"decoding fails; send a number of a named unit.")
                 else:
-                    sender_unit = _sender_unit(graph, key, sender_field, value, ctx)
                     receiver_unit = w.receiver_scale(graph, f)
-                    if sender_unit in ("s", "ms") and receiver_unit in ("s", "ms", "min") and sender_unit != receiver_unit:
+                    if sender_unit in ("s", "ms", "ns") and receiver_unit in ("s", "ms", "min") \
+                            and sender_unit != receiver_unit:
                         problem = (f"`{key}` is sent in {_UNIT_WORDS[sender_unit]} and converted here as "
                                    f"{_UNIT_WORDS[receiver_unit]}; make both sides use the unit the name states.")
             if problem is None:
@@ -83,4 +90,26 @@ def _sender_unit(graph: TimeoutGraph, key: str, sender_field: w.SchemaField | No
         unit = w.name_unit(name)
         if unit:
             return unit
+    return None
+
+
+def _duration_text(graph: TimeoutGraph, value: dict | None, ctx: Ctx,
+                   sender_field: w.SchemaField | None) -> tuple[str, Location | None] | None:
+    """A duration string the sender puts in the field ("2m0s"): the value itself, or, for a
+    Go sender whose field is a string, an assignment of `d.String()` / a duration literal."""
+    candidates = []
+    if value is not None:
+        candidates.append((value, ctx, None))
+    if sender_field is not None and sender_field.type == "string":
+        for b, path in graph.bindings.get(sender_field.sym, ())[:16]:
+            candidates.append((b.expr, Ctx(path, fn=b.function), Location(path, b.span.line, b.span.column)))
+    for expr, c, loc in candidates:
+        sent = graph.value(expr, c)
+        if w.is_duration_string(sent):
+            return sent, loc
+        fn = expr.get("fn") or {}
+        if expr.get("k") == "call" and fn.get("k") == "method" and fn.get("name") == "String" and not expr.get("args"):
+            inner = graph.value(fn.get("x"), c)
+            if isinstance(inner, Quantity) and inner.unit == "ns":
+                return format_go_duration_ns(int(inner.value)), loc
     return None
