@@ -711,3 +711,74 @@ def _other_case(graph: TimeoutGraph, function: str, line: int, use: int) -> bool
     """An assignment inside a `case` clause that does not contain the use."""
     found = _case_at(graph, function, line)
     return found is not None and not (found[0]["line"] <= use <= found[0]["end"])
+
+
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
+
+
+def keyed_config_variants(graph: TimeoutGraph, expr: Expr, path: str) -> list[Expr]:
+    """`body.get("timeout_s", 300)` where `body` is one entry of a table the same module
+    reads from a config file it names (`doc.get("suites")` of "eval_suites.yaml"): one
+    variant of `expr` per entry of that table, with the read replaced by the entry's
+    config key (`suites.code_review.timeout_s`)."""
+    reads = [sub for sub in _walk(expr) if _read_key(sub)]
+    if len(reads) != 1:
+        return []
+    key = _read_key(reads[0])
+    files, tables = _module_config_names(graph, path)
+    if not files or not tables:
+        return []
+    variants = []
+    for dotted, values in graph.config_values.items():
+        parts = dotted.split(".")
+        if len(parts) != 3 or parts[2] != key or parts[0] not in tables or len(values) != 1:
+            continue
+        if not any(values[0][0].endswith(f) for f in files):
+            continue
+        read = {"k": "cfg", "key": dotted, "file": values[0][0], "default": None}
+        variants.append(_replace(expr, reads[0], read))
+    return variants
+
+
+def _read_key(expr: Expr) -> str | None:
+    if expr.get("k") == "item" and isinstance(expr.get("key"), str):
+        return expr["key"]
+    fn = expr.get("fn") or {}
+    args = expr.get("args") or []
+    if expr.get("k") == "call" and fn.get("k") == "method" and fn.get("name") == "get" and args \
+            and args[0].get("k") == "str":
+        return args[0]["v"]
+    return None
+
+
+def _module_config_names(graph: TimeoutGraph, path: str) -> tuple[set[str], set[str]]:
+    """Config file names (string literals ending in .yaml/.toml/…) and keys read with a
+    string subscript or `.get` anywhere in the file."""
+    key = ("_wire_config_names", path)
+    if key in graph._memo:
+        return graph._memo[key]
+    files, tables = set(), set()
+    exprs = [b.expr for binds in graph.bindings.values() for b, p in binds if p == path]
+    exprs += [r for fn, p in graph.functions.values() if p == path for r in fn.returns]
+    exprs += [a for calls in graph.calls_in.values() for c, p in calls if p == path for a in (*c.args, *c.kw.values())]
+    exprs += [{"k": "call", "fn": c.callee, "args": c.args} for calls in graph.calls_in.values() for c, p in calls
+              if p == path]
+    for expr in exprs:
+        for sub in _walk(expr):
+            if sub.get("k") == "str" and isinstance(sub.get("v"), str) and sub["v"].endswith(_CONFIG_SUFFIXES):
+                files.add(sub["v"].lstrip("./"))
+            name = _read_key(sub)
+            if name:
+                tables.add(name)
+    graph._memo[key] = (files, tables)
+    return files, tables
+
+
+def _replace(expr: Any, old: Expr, new: Expr) -> Any:
+    if expr is old:
+        return new
+    if isinstance(expr, dict):
+        return {k: _replace(v, old, new) for k, v in expr.items()}
+    if isinstance(expr, list):
+        return [_replace(v, old, new) for v in expr]
+    return expr

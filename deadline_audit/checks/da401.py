@@ -42,8 +42,10 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
         ceiling = graph.seconds(clamp.bound, ctx, unit, "default")
         if ceiling is None or ceiling <= 0:
             continue
-        for alt, alt_ctx in w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
-                                           if clamp.form.startswith("min") else clamp.location.line):
+        alts = w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
+                              if clamp.form.startswith("min") else clamp.location.line)
+        alts += [(v, ctx) for v in w.keyed_config_variants(graph, clamp.subject, clamp.path)]
+        for alt, alt_ctx in alts:
             if _same(alt, clamp.bound) or any(w.mentions(graph, alt, alt_ctx, sym) for sym in linked):
                 continue
             value = graph.seconds(alt, alt_ctx, unit, "effective")
