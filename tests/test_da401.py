@@ -1,0 +1,60 @@
+"""DA401 ceiling-mismatch across components (Python studio -> Go farm agent, Go scheduler ->
+Go farm agent, Python studio -> Python lighting service) and inside one program."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rel, rule_findings
+
+T = "da401"
+
+
+def test_every_value_cut_by_a_ceiling_and_nothing_else():
+    result = analyse(T)
+    assert rule_findings(result, "DA401") == [
+        # compiled envconfig default 20m into min(cfg.DrainTimeout, 15m) in the same program
+        ("DA401", f"{T}/farm-agent/internal/config/config.go", 11),
+        # YAML key (Go config struct tags) sent Go -> Go, clamped by a helper at 2 h
+        ("DA401", f"{T}/scheduler/scheduler.yaml", 4),
+        # env layer read with os.getenv, sent in a dict, clamped by min() at 10 min
+        ("DA401", f"{T}/studio/.env", 1),
+        # dict literal entry sent Python -> Python (pydantic model), min(req.timeout_s, 1800)
+        ("DA401", f"{T}/studio/studio/dispatch.py", 37),
+        # pydantic-settings default 9000 s sent in a dict, helper clamp at 2 h
+        ("DA401", f"{T}/studio/studio/settings.py", 6),
+    ]
+    # negatives in the same trees: preview 600 s (dispatch.py:21), upload_wait_s == the 10 min
+    # ceiling (settings.py:7), quick_bake == 1800 (dispatch.py:41), preview budget 30m
+    # (scheduler.yaml:7), a chat payload sharing one key (dispatch.py:46), report timeout 30 s
+    # under a 1 min clamp (config.go:12)
+
+
+def test_evidence_names_both_values_and_the_clamp():
+    result = analyse(T)
+    f = finding_at(result, "DA401", "scheduler/scheduler.yaml")
+    assert "3 h" in f.message and "2 h" in f.message and "budget_seconds" in f.message
+    assert [rel(r.location) for r in f.related] == [(f"{T}/farm-agent/internal/job/job.go", 21),
+                                                    (f"{T}/farm-agent/internal/job/job.go", 29)]
+    env = finding_at(result, "DA401", "studio/.env")
+    assert "ARCHIVE_WAIT_S=1800" in env.message and "30 min" in env.message and "10 min" in env.message
+    local = finding_at(result, "DA401", "config/config.go")
+    assert "20 min" in local.message and "15 min" in local.message
+    assert [rel(r.location) for r in local.related] == [(f"{T}/farm-agent/cmd/agent/main.go", 19)]
+
+
+def _tree(tmp_path, minutes: int):
+    from deadline_audit import pipeline
+    from deadline_audit.config import load_config
+
+    (tmp_path / "go.mod").write_text("module example.com/a\n\ngo 1.22\n")
+    (tmp_path / "a.go").write_text(
+        "package a\n\nimport \"time\"\n\nconst ceiling = time.Hour\n\n"
+        f"var asked = {minutes} * time.Minute\n\n"
+        "func Budget() time.Duration {\n\treturn min(asked, ceiling)\n}\n")
+    result = pipeline.analyse([tmp_path], load_config([tmp_path]), use_cache=False)
+    return [(f.location.line, f.message) for f in result.findings if f.rule_id == "DA401"]
+
+
+def test_exceeding_is_strict(tmp_path):
+    assert _tree(tmp_path, 60) == []  # 1 h against a 1 h ceiling is fine
+    (line, message), = _tree(tmp_path, 61)
+    assert line == 7 and "61 min" in message and "1 h" in message
