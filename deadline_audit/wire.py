@@ -251,21 +251,26 @@ class _Builder:
         return list(found.values())
 
     def _all_exprs(self) -> Iterator[tuple[str, str | None, Expr]]:
+        for path, function, expr, _ in self._all_exprs_at():
+            yield path, function, expr
+
+    def _all_exprs_at(self) -> Iterator[tuple[str, str | None, Expr, Span]]:
+        """Every expression of the facts, with the span of the statement that holds it."""
         for binds in self.g.bindings.values():
             for b, path in binds:
-                yield path, b.function, b.expr
+                yield path, b.function, b.expr, b.span
         for fn_sym, (fn, path) in self.g.functions.items():
             for ret in fn.returns:
-                yield path, fn_sym, ret
+                yield path, fn_sym, ret, fn.span
         for calls in self.g.calls_in.values():
             for call, path in calls:
                 for arg in call.args:
-                    yield path, call.function, arg
+                    yield path, call.function, arg, call.span
                 for arg in call.kw.values():
-                    yield path, call.function, arg
+                    yield path, call.function, arg, call.span
         for site, path in self.g.sites:
             if site.value:
-                yield path, site.function, site.value
+                yield path, site.function, site.value, site.span
 
     # -- links --------------------------------------------------------------------------
     def links(self, payloads: list[Payload], schemas: list[Schema]) -> list[Link]:
@@ -285,12 +290,12 @@ class _Builder:
         clamps: list[Clamp] = []
         fallbacks: list[Fallback] = []
         seen: set[tuple] = set()
-        for path, function, expr in self._all_exprs():
+        for path, function, expr, span in self._all_exprs_at():
             if function is None or _TEST_PATH.search(path):
                 continue
             for sub in _walk(expr):
                 k = sub.get("k")
-                at = sub.get("at")
+                at = sub.get("at") or (k == "or" and [span.line, span.column])
                 if not at or (path, at[0], at[1], k) in seen:
                     continue
                 seen.add((path, at[0], at[1], k))

@@ -1,0 +1,32 @@
+"""DA402 silent-fallback-timeout across components (Python console -> Go vault agent, Go ops
+-> Go vault agent, Python console -> Python indexer)."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rel, rule_findings
+
+T = "da402"
+
+
+def test_every_send_that_leaves_the_receiver_to_its_fallback():
+    result = analyse(T)
+    assert rule_findings(result, "DA402") == [
+        ("DA402", f"{T}/console/console/jobs.py", 20),  # dict built by a helper, key left out
+        ("DA402", f"{T}/console/console/jobs.py", 33),  # dict with deadline_seconds = 0
+        ("DA402", f"{T}/console/console/jobs.py", 37),  # pydantic model call: field defaults to None
+        ("DA402", f"{T}/console/console/jobs.py", 50),  # Python -> Python: `req.timeout_s or 120`
+        ("DA402", f"{T}/ops/internal/vault/client.go", 40),  # Go literal, omitempty field left out
+        ("DA402", f"{T}/ops/internal/vault/client.go", 48),  # Go literal, zero sent; cmp.Or fallback
+    ]
+    # negatives: the field always set (jobs.py:42 constant, :46 model keyword, :54 literal 900;
+    # client.go:44, :52), a log dict sharing one key with the schema (jobs.py:25)
+
+
+def test_finding_names_the_fallback_value_and_where_it_is():
+    result = analyse(T)
+    f = finding_at(result, "DA402", "console/console/jobs.py", 33)
+    assert "deadline_seconds" in f.message and "= 0" in f.message and "120 s" in f.message
+    assert [rel(r.location) for r in f.related] == [(f"{T}/vault-agent/internal/task/task.go", 17),
+                                                    (f"{T}/vault-agent/internal/task/task.go", 12)]
+    restore = finding_at(result, "DA402", "ops/internal/vault/client.go", 48)
+    assert "grace_seconds" in restore.message and "45 s" in restore.message
