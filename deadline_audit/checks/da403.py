@@ -66,7 +66,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 text = _duration_text(graph, value, ctx, sender_field)
                 if text is not None:
                     where = text[1] or where
-                    problem = (f"`{key}` is a {f.type}, but the sender puts a duration string ({text[0]!r}) here: "
+                    problem = (f"`{key}` is {_article(f.type)} {f.type}, but the sender puts a duration string ({text[0]!r}) here: "
                                f"decoding fails; send a number of a named unit.")
                 else:
                     receiver_unit = w.receiver_scale(graph, f)
@@ -113,3 +113,7 @@ def _duration_text(graph: TimeoutGraph, value: dict | None, ctx: Ctx,
             if isinstance(inner, Quantity) and inner.unit == "ns":
                 return format_go_duration_ns(int(inner.value)), loc
     return None
+
+
+def _article(word: str | None) -> str:
+    return "an" if (word or "")[:1] in "aeiou" else "a"

@@ -1,0 +1,32 @@
+"""DA403 wire-unit-mismatch across components (Python panel -> Go relay, Go relay -> Go hub)."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rel, rule_findings
+
+T = "da403"
+
+
+def test_every_unit_mismatch_reported_at_the_receiving_field():
+    result = analyse(T)
+    assert rule_findings(result, "DA403") == [
+        # Go -> Go: (90 * time.Second).String() = "1m30s" into an int field
+        ("DA403", f"{T}/hub/internal/intake/result.go", 12),
+        # Python -> Go: seconds (pydantic-settings default 5) into a time.Duration (5 ns)
+        ("DA403", f"{T}/relay/internal/cmd/types.go", 9),
+        # Python -> Go: drain_wait_ms sent as `wait`, converted with time.Second
+        ("DA403", f"{T}/relay/internal/cmd/types.go", 23),
+    ]
+    # negatives: milliseconds on both sides (types.go:17 interval_ms * time.Millisecond),
+    # seconds converted correctly (types.go:30 hold_seconds * time.Second), a time.Duration on
+    # both sides of a Go -> Go wire (result.go:18 took)
+
+
+def test_related_is_the_sender():
+    result = analyse(T)
+    f = finding_at(result, "DA403", "hub/internal/intake/result.go")
+    assert "1m30s" in f.message and "an int" in f.message
+    assert [rel(r.location) for r in f.related] == [(f"{T}/relay/internal/report/report.go", 27)]
+    probe = finding_at(result, "DA403", "relay/internal/cmd/types.go", 9)
+    assert "nanoseconds" in probe.message
+    assert [rel(r.location)[0] for r in probe.related] == [f"{T}/panel/panel/streams.py"]
