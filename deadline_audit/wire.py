@@ -55,6 +55,7 @@ class SchemaField:
     type: str | None
     location: Location
     omitempty: bool = False
+    duration: bool = False  # carries a duration (type, conversion, or name; catalog wire.toml)
 
 
 @dataclass
@@ -94,6 +95,7 @@ class Clamp:
     bound: Expr
     form: str
     call: tuple[CallFact, str] | None = None  # helper clamp: the call that instantiates it
+    fed_by: frozenset = frozenset()  # symbols that feed the subject (schema fields among them)
 
     @property
     def at(self) -> Location:
@@ -112,6 +114,7 @@ class Fallback:
     default: Expr
     trigger: str  # zero | falsy | none | absent
     form: str
+    fed_by: frozenset = frozenset()
 
 
 @dataclass
@@ -166,46 +169,60 @@ class _Builder:
         self.g = graph
 
     def build(self) -> Wire:
-        schemas = self.schemas()
-        payloads = self.payloads(schemas)
-        links = self.links(payloads, schemas)
         clamps, fallbacks = self.clamps_and_fallbacks()
+        schemas = self.schemas()
+        fed = {sym for c in clamps for sym in c.fed_by} | {sym for f in fallbacks for sym in f.fed_by}
+        words = tuple(self.g.catalog.file("wire").get("wire", {}).get("duration_words", ()))
+        scaled = _scaled_fields(self.g)
+        for schema in schemas:
+            for f in schema.fields.values():
+                f.duration = (f.type == _GO_DURATION or f.sym in scaled
+                              or is_duration_name(f.key, words) or is_duration_name(f.sym.rsplit(".", 1)[-1], words))
+        relevant = [s for s in schemas if any(f.duration or f.sym in fed for f in s.fields.values())]
+        payloads = self.payloads(schemas, {k for s in relevant for k in s.fields})
+        links = self.links(payloads, relevant)
         return Wire(schemas, payloads, links, clamps, fallbacks)
 
     # -- schemas ------------------------------------------------------------------------
     def schemas(self) -> list[Schema]:
         by_type: dict[str, Schema] = {}
-        for sym, decl in self.g.decls.items():
+        decls = self.g.decls
+        for sym, decl in decls.items():
             if decl.kind != "field":
                 continue
-            path = self.g.decl_path[sym]
-            owner, name = sym.rsplit(".", 1)
-            loc = Location(path, decl.span.line, decl.span.column)
             if sym.startswith("sym:go:"):
-                tag = decl.tags.get("json")
+                tag = decl.tags.get("json") if decl.tags else None
                 if not tag:
                     continue
                 key, *opts = tag.split(",")
                 if key in ("", "-"):
                     continue
+                owner = sym.rsplit(".", 1)[0]
+                path = self.g.decl_path[sym]
                 type_name = owner[len("sym:go:"):]
                 schema = by_type.setdefault(type_name, Schema(type_name, "go", path, {}))
-                schema.fields[key] = SchemaField(key, sym, decl.type, loc, "omitempty" in opts)
+                schema.fields[key] = SchemaField(key, sym, decl.type, Location(path, decl.span.line, decl.span.column),
+                                                 "omitempty" in opts)
             elif sym.startswith("sym:py:"):
-                owner_decl = self.g.decls.get(owner)
+                owner, name = sym.rsplit(".", 1)
+                owner_decl = decls.get(owner)
                 if owner_decl is None or owner_decl.kind != "class" or name.startswith("_"):
                     continue
+                path = self.g.decl_path[sym]
                 type_name = "py:" + owner[len("sym:py:"):]
                 schema = by_type.setdefault(type_name, Schema(type_name, "python", path, {}))
-                schema.fields[name] = SchemaField(name, sym, decl.type, loc)
+                schema.fields[name] = SchemaField(name, sym, decl.type, Location(path, decl.span.line, decl.span.column))
         return [s for s in by_type.values() if len(s.fields) >= 2]
 
     # -- payloads -----------------------------------------------------------------------
-    def payloads(self, schemas: list[Schema]) -> list[Payload]:
+    def payloads(self, schemas: list[Schema], wanted: set[str]) -> list[Payload]:
+        """Payloads that share a key with a relevant schema (`wanted`: their keys)."""
         types = {s.type: s for s in schemas}
         found: dict[tuple[str, int, int], Payload] = {}
+        if not wanted:
+            return []
         for path, function, expr in self._all_exprs():
-            if _TEST_PATH.search(path):
+            if _is_test(path):
                 continue
             for sub in _walk(expr):
                 at = sub.get("at")
@@ -217,6 +234,8 @@ class _Builder:
                     continue
                 if k == "dict":
                     keys = {item[0]: item[1] for item in sub.get("items", ()) if isinstance(item, list) and len(item) == 2}
+                    if wanted.isdisjoint(keys):
+                        continue
                     found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys, set(keys))
                 elif k == "obj" and sub.get("type") in types:
                     schema = types[sub["type"]]
@@ -274,15 +293,22 @@ class _Builder:
 
     # -- links --------------------------------------------------------------------------
     def links(self, payloads: list[Payload], schemas: list[Schema]) -> list[Link]:
+        by_key: dict[str, list[Schema]] = {}
+        for schema in schemas:
+            for key in schema.fields:
+                by_key.setdefault(key, []).append(schema)
         found = []
         for p in payloads:
-            for s in schemas:
-                common = p.all_keys & set(s.fields)
-                if len(common) < 2 or 2 * len(common) < len(p.all_keys):
+            counts: dict[int, tuple[Schema, int]] = {}
+            for key in p.all_keys:
+                for schema in by_key.get(key, ()):
+                    counts[id(schema)] = (schema, counts.get(id(schema), (schema, 0))[1] + 1)
+            for s, n in counts.values():
+                if n < 2 or 2 * n < len(p.all_keys):
                     continue
                 if p.type == s.type and p.lang == "go" and _package(p.path) == _package(s.path):
                     continue  # the receiver building its own value, not a send
-                found.append(Link(p, s, common))
+                found.append(Link(p, s, p.all_keys & set(s.fields)))
         return found
 
     # -- clamps and fallbacks -----------------------------------------------------------
@@ -291,7 +317,7 @@ class _Builder:
         fallbacks: list[Fallback] = []
         seen: set[tuple] = set()
         for path, function, expr, span in self._all_exprs_at():
-            if function is None or _TEST_PATH.search(path):
+            if function is None or _is_test(path):
                 continue
             for sub in _walk(expr):
                 k = sub.get("k")
@@ -320,7 +346,7 @@ class _Builder:
                     trigger = "zero" if self.g.lang.get(path) == "go" else "falsy"
                     fallbacks.append(Fallback(function, path, loc, sub["args"][0], sub["args"][-1], trigger, "or"))
         for fn_sym, (fn, path) in self.g.functions.items():
-            if _TEST_PATH.search(path):
+            if not fn.markers or _is_test(path):
                 continue
             for m in fn.markers:
                 if m.get("m") not in ("ceiling", "fallback"):
@@ -339,7 +365,12 @@ class _Builder:
                     clamps.append(Clamp(fn_sym, path, loc, subject, bound, "if"))
                 else:
                     fallbacks.append(Fallback(fn_sym, path, loc, subject, guarded, m.get("trigger", "zero"), "if"))
-        return self._instantiate(clamps), fallbacks
+        clamps = self._instantiate(clamps)
+        for c in clamps:
+            c.fed_by = frozenset(feeders(self.g, c.subject, clamp_ctx(self.g, c)))
+        for f in fallbacks:
+            f.fed_by = frozenset(feeders(self.g, f.subject, Ctx(f.path, fn=f.function)))
+        return clamps, fallbacks
 
     def _guarded_value(self, fn: FunctionFact, path: str, m: dict) -> tuple[Expr, Expr] | None:
         """(subject, the value the guard assigns or returns)."""
@@ -423,9 +454,51 @@ class _Builder:
                         if target:
                             callers.setdefault(target, []).append((call, p))
             for call, p in callers.get(c.function, ()):
-                if not _TEST_PATH.search(p):
+                if not _is_test(p):
                     out.append(Clamp(c.function, c.path, c.location, c.subject, c.bound, c.form + "-helper", (call, p)))
         return out
+
+
+_TEST_MEMO: dict[str, bool] = {}
+
+
+def _is_test(path: str) -> bool:
+    found = _TEST_MEMO.get(path)
+    if found is None:
+        found = _TEST_MEMO[path] = bool(_TEST_PATH.search(path))
+    return found
+
+
+def is_duration_name(name: str | None, words: tuple[str, ...]) -> bool:
+    """A name that says it holds a duration: a unit suffix, or one of the catalog's words."""
+    if not name:
+        return False
+    if name_unit(name):
+        return True
+    low = name.lower()
+    return any(w in low for w in words)
+
+
+def _scaled_fields(graph: TimeoutGraph) -> set[str]:
+    """Symbols the program turns into a Duration by a unit: `time.Duration(x) * time.Second`."""
+    found: set[str] = set()
+    for binds in graph.bindings.values():
+        for b, path in binds:
+            _collect_scaled(graph, b.expr, path, found)
+    for fn, path in graph.functions.values():
+        for ret in fn.returns:
+            _collect_scaled(graph, ret, path, found)
+    return found
+
+
+def _collect_scaled(graph: TimeoutGraph, expr: Expr, path: str, found: set[str]) -> None:
+    if graph.lang.get(path) != "go":
+        return
+    for sub in _walk(expr):
+        if sub.get("k") == "conv" and sub.get("t") == "go_duration":
+            sym = graph.resolve_sym(sub.get("x"), Ctx(path))
+            if sym:
+                found.add(sym)
 
 
 def _package(path: str) -> str:
@@ -499,6 +572,39 @@ def mentions(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, target: str, dept
                 if any(mentions(graph, r, inner, target, depth + 1, seen) for r in fn.returns):
                     return True
     return False
+
+
+def feeders(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int = 0, seen: set | None = None,
+            out: set | None = None) -> set[str]:
+    """The symbols that feed `expr`: what `mentions` looks for, collected once."""
+    out = set() if out is None else out
+    if not expr or depth > 6:
+        return out
+    seen = set() if seen is None else seen
+    for sub in _walk(expr):
+        k = sub.get("k")
+        if k in ("ref", "field"):
+            sym = graph.resolve_sym(sub, ctx)
+            if not sym:
+                continue
+            out.add(sym)
+            if sym in ctx.subst and ("arg", sym) not in seen:
+                seen.add(("arg", sym))
+                arg, arg_ctx = ctx.subst[sym]
+                feeders(graph, arg, arg_ctx, depth + 1, seen, out)
+            elif ctx.fn and sym.startswith(ctx.fn + ".") and sym not in seen:
+                seen.add(sym)
+                for b, _ in graph.bindings.get(sym, ())[:8]:
+                    feeders(graph, b.expr, ctx, depth + 1, seen, out)
+        elif k == "call":
+            callee = graph.resolve_callee(sub.get("fn"), ctx)
+            if callee and callee not in seen:
+                seen.add(callee)
+                fn, path = graph.functions[callee]
+                inner = Ctx(path, fn=callee)
+                for r in fn.returns:
+                    feeders(graph, r, inner, depth + 1, seen, out)
+    return out
 
 
 @contextmanager

@@ -28,6 +28,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     found = w.analyse(graph)
     reported: set[tuple[str, int]] = set()
     linked_fields = {link.schema.fields[k].sym for link in found.links for k in link.common}
+    clamped = {sym for c in found.clamps for sym in c.fed_by}
+    linked_fields &= clamped
     for finding in [*_wire_findings(graph, found), *_local_findings(graph, found, linked_fields)]:
         key = (finding.location.path, finding.location.line)
         if key not in reported:
@@ -46,7 +48,7 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
                               if clamp.form.startswith("min") else clamp.location.line)
         alts += [(v, ctx) for v in w.keyed_config_variants(graph, clamp.subject, clamp.path)]
         for alt, alt_ctx in alts:
-            if _same(alt, clamp.bound) or any(w.mentions(graph, alt, alt_ctx, sym) for sym in linked):
+            if _same(alt, clamp.bound) or (linked and w.feeders(graph, alt, alt_ctx) & linked):
                 continue
             value = graph.seconds(alt, alt_ctx, unit, "effective")
             if value is None or value <= ceiling * (1 + _EPS):
@@ -65,8 +67,7 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
             if value is None:
                 continue
             f = s.fields[key]
-            clamps = [c for c in found.clamps if w.mentions(graph, c.subject, w.clamp_ctx(graph, c), f.sym)
-                      and w.applies(graph, c, p, s)]
+            clamps = [c for c in found.clamps if f.sym in c.fed_by and w.applies(graph, c, p, s)]
             if not clamps:
                 continue
             results = []

@@ -34,20 +34,23 @@ _FIRES = {  # trigger -> what the sender does that fires it
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     found = w.analyse(graph)
     reported: set[tuple[str, int, str]] = set()
+    fed = {sym for fb in found.fallbacks for sym in fb.fed_by}
     for link in found.links:
         p, s = link.payload, link.schema
         for key in sorted(s.fields):
             f = s.fields[key]
+            if f.sym not in fed:
+                continue
             sent = _what_is_sent(graph, p, key)
             if sent is None:
                 continue
             for fb in found.fallbacks:
                 ctx = Ctx(fb.path, fn=fb.function)
                 trigger = "zero" if graph.lang.get(fb.path) == "go" else fb.trigger
-                if sent not in _FIRES.get(trigger, ()) or not w.mentions(graph, fb.subject, ctx, f.sym):
+                if sent not in _FIRES.get(trigger, ()) or f.sym not in fb.fed_by:
                     continue
                 default = graph.seconds(fb.default, ctx, w.unit_of(graph, fb.path), "effective")
-                if default is None or default <= 0:
+                if default is None or default <= 0 or not (f.duration or _is_duration(graph, fb, ctx)):
                     continue
                 where = (p.location.path, p.location.line, key)
                 if where in reported:
@@ -87,3 +90,9 @@ def _literal_state(graph: TimeoutGraph, value: dict, p: w.Payload) -> str | None
     if value.get("k") == "num" and value.get("v") == 0:
         return "zero"
     return None
+
+
+def _is_duration(graph: TimeoutGraph, fb: w.Fallback, ctx: Ctx) -> bool:
+    """A fallback whose default is a Go Duration or a Python timedelta is about time."""
+    value = graph.value(fb.default, ctx)
+    return isinstance(value, Quantity) and value.unit in ("ns", "s")
