@@ -726,33 +726,35 @@ def receiver_scale(graph: TimeoutGraph, f: SchemaField) -> str | None:
     """The unit the receiver gives an integer field: `time.Duration(x) * time.Second`
     -> s, `* time.Millisecond` -> ms; None when it never converts it (or converts it in
     two ways)."""
-    units = set()
-    for binds in graph.bindings.values():
-        for b, path in binds:
-            units |= _scales_in(graph, b.expr, Ctx(path, fn=b.function), f.sym)
-    for fn_sym, (fn, path) in graph.functions.items():
-        for ret in fn.returns:
-            units |= _scales_in(graph, ret, Ctx(path, fn=fn_sym), f.sym)
-    return units.pop() if len(units) == 1 else None
+    key = ("_wire_scales",)
+    index = graph._memo.get(key)
+    if index is None:
+        index = {}
+        for binds in graph.bindings.values():
+            for b, path in binds:
+                if graph.lang.get(path) == "go":
+                    _scales_in(graph, b.expr, Ctx(path, fn=b.function), index)
+        for fn_sym, (fn, path) in graph.functions.items():
+            if graph.lang.get(path) == "go":
+                for ret in fn.returns:
+                    _scales_in(graph, ret, Ctx(path, fn=fn_sym), index)
+        graph._memo[key] = index
+    units = index.get(f.sym, set())
+    return next(iter(units)) if len(units) == 1 else None
 
 
-def _scales_in(graph: TimeoutGraph, expr: Expr, ctx: Ctx, target: str) -> set[str]:
-    found = set()
+def _scales_in(graph: TimeoutGraph, expr: Expr, ctx: Ctx, index: dict[str, set[str]]) -> None:
     for sub in _walk(expr):
         if sub.get("k") != "op" or sub.get("op") != "mul" or len(sub.get("args") or ()) != 2:
             continue
         a, b = sub["args"]
         for conv, unit in ((a, b), (b, a)):
             if conv.get("k") == "conv" and conv.get("t") == "go_duration" and unit.get("k") == "num" \
-                    and unit.get("u") == "ns" and graph.resolve_sym(conv.get("x") or {}, ctx) == target:
-                per = unit.get("v")
-                if per == 1e9:
-                    found.add("s")
-                elif per == 1e6:
-                    found.add("ms")
-                elif per == 6e10:
-                    found.add("min")
-    return found
+                    and unit.get("u") == "ns":
+                sym = graph.resolve_sym(conv.get("x") or {}, ctx)
+                name = {1e9: "s", 1e6: "ms", 6e10: "min"}.get(unit.get("v"))
+                if sym and name:
+                    index.setdefault(sym, set()).add(name)
 
 
 def is_duration_string(value: Any) -> bool:
