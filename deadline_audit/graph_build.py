@@ -73,6 +73,9 @@ def populate(graph: TimeoutGraph) -> None:
             _ensure_node(graph, node, None, None, None)
 
     _add_contexts(graph)
+    from deadline_audit.wire import add_to_graph
+
+    add_to_graph(graph)
 
 
 def _add_contexts(graph: TimeoutGraph) -> None:

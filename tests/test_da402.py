@@ -30,3 +30,16 @@ def test_finding_names_the_fallback_value_and_where_it_is():
                                                     (f"{T}/vault-agent/internal/task/task.go", 12)]
     restore = finding_at(result, "DA402", "ops/internal/vault/client.go", 48)
     assert "grace_seconds" in restore.message and "45 s" in restore.message
+
+
+def test_graph_shows_wire_links_and_fallbacks():
+    from analysis_support import build
+
+    g = build(T).graph.g
+    kinds = {d.get("kind") for _, _, d in g.edges(data=True)}
+    assert {"sent_as", "received_as", "falls_back"} <= kinds
+    roles = {d.get("role") for _, d in g.nodes(data=True)}
+    assert {"wire_field", "fallback"} <= roles
+    sent = [(u, v, d) for u, v, d in g.edges(data=True) if d.get("kind") == "sent_as"
+            and u.endswith("console/console/jobs.py:33:18")]
+    assert sent and all(d["field"] == "deadline_seconds" for _, _, d in sent)
