@@ -17,7 +17,8 @@ from collections.abc import Iterable
 
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.findings import Finding, Location, Related
-from deadline_audit.graph import Ctx, TimeoutGraph
+from deadline_audit.durations import Quantity
+from deadline_audit.graph import Ctx, TimeoutGraph, _walk
 from deadline_audit import wire as w
 
 RULE_ID, RULE_NAME, SEVERITY = "DA401", "ceiling-mismatch", "error"
@@ -38,11 +39,12 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 
 
 def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Iterable[Finding]:
+    words = _words(graph)
     for clamp in found.clamps:
         ctx = w.clamp_ctx(graph, clamp)
         unit = w.unit_of(graph, clamp.path)
         ceiling = graph.seconds(clamp.bound, ctx, unit, "default")
-        if ceiling is None or ceiling <= 0:
+        if ceiling is None or ceiling <= 0 or not _about_time(graph, clamp, ctx, words):
             continue
         alts = w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
                               if clamp.form.startswith("min") else clamp.location.line)
@@ -67,7 +69,8 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
             if value is None:
                 continue
             f = s.fields[key]
-            clamps = [c for c in found.clamps if f.sym in c.fed_by and w.applies(graph, c, p, s)]
+            clamps = [c for c in found.clamps if f.sym in c.fed_by and w.applies(graph, c, p, s)
+                      and (f.duration or _about_time(graph, c, w.clamp_ctx(graph, c), _words(graph)))]
             if not clamps:
                 continue
             results = []
@@ -116,3 +119,20 @@ def _finding(origin: w.Origin, value: float, ceiling: float, clamp: w.Clamp, how
     if clamp.call is not None:
         related.append(Related("the helper clamp is called here", clamp.at))
     return Finding(RULE_ID, RULE_NAME, SEVERITY, message, origin.location, related)
+
+
+def _words(graph: TimeoutGraph) -> tuple[str, ...]:
+    return tuple(graph.catalog.file("wire").get("wire", {}).get("duration_words", ()))
+
+
+def _about_time(graph: TimeoutGraph, clamp: w.Clamp, ctx: Ctx, words: tuple[str, ...]) -> bool:
+    """A clamp of a duration: its bound is a Go Duration or a timedelta, or the names of its
+    bound or of what feeds it say so (`MAX_SUITE_TIMEOUT_S`, `cfg.DrainTimeout`); a clamp
+    of a count (`min(len(batch), MAX_ITEMS)`) is not."""
+    value = graph.value(clamp.bound, ctx, "default")
+    if isinstance(value, Quantity) and value.unit in ("ns", "s"):
+        return True
+    names = [sub.get("sym", "").rsplit(".", 1)[-1] or sub.get("name", "") for sub in _walk(clamp.bound)
+             if sub.get("k") in ("ref", "field")]
+    names += [sym.rsplit(".", 1)[-1] for sym in clamp.fed_by]
+    return any(w.is_duration_name(n, words) for n in names)
