@@ -671,7 +671,9 @@ def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, 
         elif node.startswith("lit:"):
             at = named.get("at") or [1, 1]
             value = graph.value(named, dep_ctx)
-            out.append(Origin("lit", Location(dep_ctx.path, at[0], at[1]), "the literal",
+            raw = named.get("v")
+            text = f"{raw:g}" if isinstance(raw, (int, float)) and named.get("u") is None else ""
+            out.append(Origin("lit", Location(dep_ctx.path, at[0], at[1]), f"the literal {text}".strip(),
                               to_seconds(value, unit), node))
         elif node.startswith("sym:"):
             for b, bpath in graph.bindings.get(node, ())[:8]:
@@ -952,3 +954,11 @@ def add_to_graph(graph: TimeoutGraph) -> None:
             sym_node(f.sym)
             if not g.has_edge(receiver, f.sym, key="received_as"):
                 g.add_edge(receiver, f.sym, key="received_as", kind="received_as")
+
+
+def type_label(graph: TimeoutGraph, schema: Schema) -> str:
+    """`example.com/agent/internal/task.Task` -> `task.Task (agent)`; the component is the Go
+    module or Python project the schema lives in."""
+    body = schema.type[3:] if schema.type.startswith("py:") else schema.type
+    name = ".".join(body.rsplit("/", 1)[-1].split(".")[-2:])
+    return f"{name} ({PurePosixPath(component_of(graph, schema.path)).name or '.'})"

@@ -98,7 +98,7 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
                 loc = Location(p.path, at[0], at[1]) if at else p.location
                 origin = w.Origin("lit", loc, f"the `{key}` entry", received, "")
             yield _finding(origin, received, top[1], top[2],
-                           f"is sent as `{key}` to {s.type.rsplit('/', 1)[-1]}, which clamps it")
+                           f"is sent as `{key}` to {w.type_label(graph, s)}, which clamps it")
 
 
 def _same(a: dict, b: dict) -> bool:

@@ -58,7 +58,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 reported.add(where)
                 how = {"omitted": f"without `{key}`", "zero": f"with `{key}` = 0",
                        "null": f"with `{key}` = null"}[sent]
-                message = (f"this payload is sent {how} to {s.type.rsplit('/', 1)[-1]}, which then falls back to "
+                message = (f"this payload is sent {how} to {w.type_label(graph, s)}, which then falls back to "
                            f"{describe_seconds(default)}: the operation runs under {describe_seconds(default)}; "
                            f"send the timeout it needs explicitly.")
                 yield Finding(RULE_ID, RULE_NAME, SEVERITY, message, p.location,
