@@ -171,6 +171,8 @@ class _Builder:
     def build(self) -> Wire:
         clamps, fallbacks = self.clamps_and_fallbacks()
         schemas = self.schemas()
+        typed = list(schemas)
+        schemas += self.key_readers()
         fed = {sym for c in clamps for sym in c.fed_by} | {sym for f in fallbacks for sym in f.fed_by}
         words = tuple(self.g.catalog.file("wire").get("wire", {}).get("duration_words", ()))
         scaled = _scaled_fields(self.g)
@@ -179,7 +181,7 @@ class _Builder:
                 f.duration = (f.type == _GO_DURATION or f.sym in scaled
                               or is_duration_name(f.key, words) or is_duration_name(f.sym.rsplit(".", 1)[-1], words))
         relevant = [s for s in schemas if any(f.duration or f.sym in fed for f in s.fields.values())]
-        payloads = self.payloads(schemas, {k for s in relevant for k in s.fields})
+        payloads = self.payloads(typed, {k for s in relevant for k in s.fields})
         links = self.links(payloads, relevant)
         return Wire(schemas, payloads, links, clamps, fallbacks)
 
@@ -213,6 +215,26 @@ class _Builder:
                 schema = by_type.setdefault(type_name, Schema(type_name, "python", path, {}))
                 schema.fields[name] = SchemaField(name, sym, decl.type, Location(path, decl.span.line, decl.span.column))
         return [s for s in by_type.values() if len(s.fields) >= 2]
+
+    def key_readers(self) -> list[Schema]:
+        """Python code that reads at least two keys of one decoded body by subscript or
+        `.get` (`data["id"]`, `data.get("timeout_s", 120)`): the keys it reads are a schema,
+        each field named `key:<body symbol>#<key>` and placed at the first statement that
+        reads it."""
+        found: dict[str, Schema] = {}
+        for path, function, expr, span in self._all_exprs_at():
+            if function is None or self.g.lang.get(path) == "go" or _is_test(path):
+                continue
+            for sub in _walk(expr):
+                read = read_of(self.g, sub, Ctx(path, fn=function))
+                if read is None:
+                    continue
+                base, key = read
+                schema = found.setdefault(base, Schema(f"keys:{base}", "python", path, {}))
+                if key not in schema.fields:
+                    schema.fields[key] = SchemaField(key, f"key:{base}#{key}", None,
+                                                     Location(path, span.line, span.column))
+        return [s for s in found.values() if len(s.fields) >= 2]
 
     # -- payloads -----------------------------------------------------------------------
     def payloads(self, schemas: list[Schema], wanted: set[str]) -> list[Payload]:
@@ -303,12 +325,19 @@ class _Builder:
             for key in p.all_keys:
                 for schema in by_key.get(key, ()):
                     counts[id(schema)] = (schema, counts.get(id(schema), (schema, 0))[1] + 1)
+            candidates = []
             for s, n in counts.values():
                 if n < 2 or 2 * n < len(p.all_keys):
                     continue
                 if p.type == s.type and p.lang == "go" and _package(p.path) == _package(s.path):
                     continue  # the receiver building its own value, not a send
-                found.append(Link(p, s, p.all_keys & set(s.fields)))
+                candidates.append((n, s))
+            # the schemas it matches best: a payload of one receiver also shares keys with others
+            # (its own type, which a receiver may share, does not compete)
+            best = max((n for n, s in candidates if s.type != p.type), default=0)
+            found.extend(Link(p, s, p.all_keys & set(s.fields)) for n, s in candidates
+                         if n == best or s.type == p.type
+                         or (s.type.startswith("keys:") and n == len(s.fields)))  # reads only what is sent
         return found
 
     # -- clamps and fallbacks -----------------------------------------------------------
@@ -339,6 +368,9 @@ class _Builder:
                             clamps.append(Clamp(function, path, loc, pair[0], pair[1], "math.Min"))
                     elif name == "cmp.Or" and len(args) >= 2:
                         fallbacks.append(Fallback(function, path, loc, args[0], args[-1], "zero", "cmp.Or"))
+                    elif (sub.get("fn") or {}).get("name") == "get" and (sub.get("fn") or {}).get("k") == "method" \
+                            and len(args) == 2 and args[0].get("k") == "str" and self.g.lang.get(path) != "go":
+                        fallbacks.append(Fallback(function, path, loc, sub, args[1], "absent", "get"))
                     elif name == "getattr" and len(args) == 3:
                         fallbacks.append(Fallback(function, path, loc, {"k": "field", "x": args[0],
                                                   "name": (args[1] or {}).get("v", "")}, args[2], "absent", "getattr"))
@@ -583,6 +615,9 @@ def feeders(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int = 0, se
     seen = set() if seen is None else seen
     for sub in _walk(expr):
         k = sub.get("k")
+        read = read_of(graph, sub, ctx) if k in ("item", "call") else None
+        if read is not None:
+            out.add(f"key:{read[0]}#{read[1]}")
         if k in ("ref", "field"):
             sym = graph.resolve_sym(sub, ctx)
             if not sym:
@@ -962,3 +997,39 @@ def type_label(graph: TimeoutGraph, schema: Schema) -> str:
     body = schema.type[3:] if schema.type.startswith("py:") else schema.type
     name = ".".join(body.rsplit("/", 1)[-1].split(".")[-2:])
     return f"{name} ({PurePosixPath(component_of(graph, schema.path)).name or '.'})"
+
+
+def read_of(graph: TimeoutGraph, expr: Expr, ctx: Ctx) -> tuple[str, str] | None:
+    """(body symbol, key) of `body["key"]` / `body.get("key", …)` on a named body."""
+    k = expr.get("k")
+    if k == "item" and isinstance(expr.get("key"), str):
+        base = expr.get("x")
+        key = expr["key"]
+    elif k == "call":
+        fn = expr.get("fn") or {}
+        args = expr.get("args") or []
+        if fn.get("k") != "method" or fn.get("name") != "get" or not args or args[0].get("k") != "str":
+            return None
+        base = fn.get("x")
+        key = args[0]["v"]
+    else:
+        return None
+    if not base or base.get("k") not in ("ref", "field"):
+        return None
+    sym = graph.resolve_sym(base, ctx)
+    return (sym, key) if sym and sym.startswith("sym:py:") else None
+
+
+def replace_reads(graph: TimeoutGraph, expr: Expr, ctx: Ctx, field_sym: str, value: Expr) -> Expr:
+    """`expr` with every read of the key `field_sym` names replaced by `value`."""
+    def walk(e: Any) -> Any:
+        if isinstance(e, dict):
+            if e.get("k") in ("item", "call"):
+                read = read_of(graph, e, ctx)
+                if read is not None and f"key:{read[0]}#{read[1]}" == field_sym:
+                    return value
+            return {k: walk(v) for k, v in e.items()}
+        if isinstance(e, list):
+            return [walk(v) for v in e]
+        return e
+    return walk(expr)

@@ -21,12 +21,14 @@ def test_every_value_cut_by_a_ceiling_and_nothing_else():
         ("DA401", f"{T}/studio/.env", 2),
         # dict literal entry sent Python -> Python (pydantic model), min(req.timeout_s, 1800)
         ("DA401", f"{T}/studio/studio/dispatch.py", 37),
+        # Python -> Python, a Flask body read by key: min(float(payload.get("timeout_s", 30)), 120)
+        ("DA401", f"{T}/studio/studio/dispatch.py", 50),
         # pydantic-settings default 9000 s sent in a dict, helper clamp at 2 h
         ("DA401", f"{T}/studio/studio/settings.py", 6),
     ]
     # negatives in the same trees: preview 600 s (dispatch.py:21), upload_wait_s == the 10 min
     # ceiling (settings.py:7), quick_bake == 1800 (dispatch.py:41), preview budget 30m
-    # (scheduler.yaml:7), a chat payload sharing one key (dispatch.py:46), report timeout 30 s
+    # (scheduler.yaml:7), small_thumbnail == 120 (dispatch.py:54), a chat payload sharing one key (dispatch.py:46), report timeout 30 s
     # under a 1 min clamp (config.go:12), BATCH_SIZE=500 into a clamp of a count (.env:3)
 
 

@@ -15,11 +15,13 @@ def test_every_send_that_leaves_the_receiver_to_its_fallback():
         ("DA402", f"{T}/console/console/jobs.py", 33),  # dict with deadline_seconds = 0
         ("DA402", f"{T}/console/console/jobs.py", 37),  # pydantic model call: field defaults to None
         ("DA402", f"{T}/console/console/jobs.py", 50),  # Python -> Python: `req.timeout_s or 120`
+        ("DA402", f"{T}/console/console/jobs.py", 58),  # Python -> Python: body.get("timeout_s", 300)
         ("DA402", f"{T}/ops/internal/vault/client.go", 40),  # Go literal, omitempty field left out
         ("DA402", f"{T}/ops/internal/vault/client.go", 48),  # Go literal, zero sent; cmp.Or fallback
     ]
     # negatives: the field always set (jobs.py:42 constant, :46 model keyword, :54 literal 900;
-    # client.go:44, :52), a log dict sharing one key with the schema (jobs.py:25)
+    # client.go:44, :52), a log dict sharing one key with the schema (jobs.py:25), an explicit 0
+    # where the receiver falls back only on an absent key (`.get`, jobs.py:63)
 
 
 def test_finding_names_the_fallback_value_and_where_it_is():

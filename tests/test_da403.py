@@ -12,6 +12,8 @@ def test_every_unit_mismatch_reported_at_the_receiving_field():
     assert rule_findings(result, "DA403") == [
         # Go -> Go: (90 * time.Second).String() = "1m30s" into an int field
         ("DA403", f"{T}/hub/internal/intake/result.go", 12),
+        # Go -> Python: a time.Duration (integer ns on the wire) read with timedelta(seconds=...)
+        ("DA403", f"{T}/panel/panel/acks.py", 7),
         # Python -> Go: seconds (pydantic-settings default 5) into a time.Duration (5 ns)
         ("DA403", f"{T}/relay/internal/cmd/types.go", 9),
         # Python -> Go: drain_wait_ms sent as `wait`, converted with time.Second
@@ -19,7 +21,8 @@ def test_every_unit_mismatch_reported_at_the_receiving_field():
     ]
     # negatives: milliseconds on both sides (types.go:17 interval_ms * time.Millisecond),
     # seconds converted correctly (types.go:30 hold_seconds * time.Second), a time.Duration on
-    # both sides of a Go -> Go wire (result.go:18 took)
+    # both sides of a Go -> Go wire (result.go:18 took), float seconds read as seconds by
+    # Python (acks.py:14 elapsed_s)
 
 
 def test_related_is_the_sender():

@@ -74,15 +74,19 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
             if not clamps:
                 continue
             results = []
-            with w.sent_value(graph, f.sym, w.decoded(graph, value, p.path, f), p.path):
+            sent = w.decoded(graph, value, p.path, f)
+            keyed = f.sym.startswith("key:")  # a Python body read by key: the read becomes the value
+            with w.sent_value(graph, f.sym if not keyed else "key:", sent, p.path):
                 for c in clamps:
                     ctx = w.clamp_ctx(graph, c)
                     unit = w.unit_of(graph, c.path)
                     ceiling = graph.seconds(c.bound, ctx, unit, "default")
                     alts = [(a, a_ctx) for a, a_ctx in w.alternatives(graph, c.subject, ctx, c.function,
                                                                        c.location.line + 1)
-                            if w.mentions(graph, a, a_ctx, f.sym)]
+                            if f.sym in w.feeders(graph, a, a_ctx)]
                     for a, a_ctx in alts:
+                        if keyed:
+                            a = w.replace_reads(graph, a, a_ctx, f.sym, sent)
                         results.append((graph.seconds(a, a_ctx, unit, "effective"), ceiling, c))
             known = [(r, ceil, c) for r, ceil, c in results if r is not None and ceil is not None and ceil > 0]
             if not known or len({round(r, 6) for r, _, _ in known}) != 1:

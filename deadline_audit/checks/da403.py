@@ -32,6 +32,9 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     problems: dict[str, tuple[w.SchemaField, str, list[Related]]] = {}
     for link in found.links:
         p, s = link.payload, link.schema
+        if s.type.startswith("keys:"):
+            _python_reader(graph, link, types, problems)
+            continue
         if s.lang != "go":
             continue
         custom = f"sym:go:{s.type}.UnmarshalJSON" in graph.functions
@@ -117,3 +120,24 @@ def _duration_text(graph: TimeoutGraph, value: dict | None, ctx: Ctx,
 
 def _article(word: str | None) -> str:
     return "an" if (word or "")[:1] in "aeiou" else "a"
+
+
+def _python_reader(graph: TimeoutGraph, link: w.Link, types: dict, problems: dict) -> None:
+    """A Go struct marshalled with a `time.Duration` field (integer nanoseconds on the wire)
+    read by Python code as a number of seconds (`timedelta(seconds=data["timeout"])`)."""
+    p, s = link.payload, link.schema
+    sender_schema = types.get(p.type) if p.lang == "go" and p.type else None
+    if sender_schema is None:
+        return
+    for key in sorted(link.common):
+        sender_field = sender_schema.fields.get(key)
+        f = s.fields[key]
+        if sender_field is None or sender_field.type != w._GO_DURATION or w.name_unit(key) == "ms":
+            continue
+        problem = (f"`{key}` arrives as integer nanoseconds (the sender's field is a Go time.Duration, which "
+                   f"encoding/json writes as a number of ns) and is read here as seconds; send "
+                   f"`{key}_seconds` (d.Seconds()) or divide by 1e9.")
+        entry = problems.setdefault(f.sym, (f, problem, []))
+        where = sender_field.location
+        if all(r.location != where for r in entry[2]):
+            entry[2].append(Related("the sender's field", where))
