@@ -164,9 +164,53 @@ def component_of(graph: TimeoutGraph, path: str) -> str:
     return parts[0] if len(parts) > 1 else "."
 
 
+_KINDS = frozenset({"op", "call", "or", "item", "dict", "obj", "conv"})
+_LEAVES = frozenset({"num", "str", "none", "ref", "fnref", "unknown"})
+
+
 class _Builder:
     def __init__(self, graph: TimeoutGraph) -> None:
         self.g = graph
+        self.found: dict[str, list[tuple[str, str | None, Expr, Span]]] = {k: [] for k in _KINDS}
+        self._scan()
+
+    def _scan(self) -> None:
+        """One walk over every expression of the facts, keeping the nodes the passes read."""
+        found = self.found
+        kinds = _KINDS
+        todo: list[tuple[str, str | None, Any, Span]] = []
+        for binds in self.g.bindings.values():
+            for b, path in binds:
+                if b.expr.get("k") not in _LEAVES:
+                    todo.append((path, b.function, b.expr, b.span))
+        for fn_sym, (fn, path) in self.g.functions.items():
+            if fn.returns:
+                todo.append((path, fn_sym, fn.returns, fn.span))
+        for calls in self.g.calls_in.values():
+            for call, path in calls:
+                if call.args or call.kw:
+                    todo.append((path, call.function, [call.args, call.kw], call.span))
+        for site, path in self.g.sites:
+            if site.value:
+                todo.append((path, site.function, site.value, site.span))
+        for path, function, expr, span in todo:
+            stack = [expr]
+            while stack:
+                e = stack.pop()
+                cls = e.__class__
+                if cls is dict:
+                    k = e.get("k")
+                    if k in kinds:
+                        found[k].append((path, function, e, span))
+                    for v in e.values():
+                        if v.__class__ is dict or v.__class__ is list:
+                            stack.append(v)
+                elif cls is list:
+                    stack.extend(v for v in e if v.__class__ is dict or v.__class__ is list)
+
+    def nodes(self, *kinds: str) -> Iterator[tuple[str, str | None, Expr, Span]]:
+        for k in kinds:
+            yield from self.found[k]
 
     def build(self) -> Wire:
         clamps, fallbacks = self.clamps_and_fallbacks()
@@ -175,7 +219,12 @@ class _Builder:
         schemas += self.key_readers()
         fed = {sym for c in clamps for sym in c.fed_by} | {sym for f in fallbacks for sym in f.fed_by}
         words = tuple(self.g.catalog.file("wire").get("wire", {}).get("duration_words", ()))
-        scaled = _scaled_fields(self.g)
+        scaled = set()
+        for path, _, sub, _ in self.nodes("conv"):
+            if sub.get("t") == "go_duration" and self.g.lang.get(path) == "go":
+                sym = self.g.resolve_sym(sub.get("x"), Ctx(path))
+                if sym:
+                    scaled.add(sym)
         for schema in schemas:
             for f in schema.fields.values():
                 f.duration = (f.type == _GO_DURATION or f.sym in scaled
@@ -222,18 +271,17 @@ class _Builder:
         each field named `key:<body symbol>#<key>` and placed at the first statement that
         reads it."""
         found: dict[str, Schema] = {}
-        for path, function, expr, span in self._all_exprs_at():
+        for path, function, sub, span in self.nodes("item", "call"):
             if function is None or self.g.lang.get(path) == "go" or _is_test(path):
                 continue
-            for sub in _walk(expr):
-                read = read_of(self.g, sub, Ctx(path, fn=function))
-                if read is None:
-                    continue
-                base, key = read
-                schema = found.setdefault(base, Schema(f"keys:{base}", "python", path, {}))
-                if key not in schema.fields:
-                    schema.fields[key] = SchemaField(key, f"key:{base}#{key}", None,
-                                                     Location(path, span.line, span.column))
+            read = read_of(self.g, sub, Ctx(path, fn=function))
+            if read is None:
+                continue
+            base, key = read
+            schema = found.setdefault(base, Schema(f"keys:{base}", "python", path, {}))
+            if key not in schema.fields:
+                schema.fields[key] = SchemaField(key, f"key:{base}#{key}", None,
+                                                 Location(path, span.line, span.column))
         return [s for s in found.values() if len(s.fields) >= 2]
 
     # -- payloads -----------------------------------------------------------------------
@@ -243,52 +291,51 @@ class _Builder:
         found: dict[tuple[str, int, int], Payload] = {}
         if not wanted:
             return []
-        for path, function, expr in self._all_exprs():
+        for path, function, sub, _ in self.nodes("dict", "obj", "call"):
             if _is_test(path):
                 continue
-            for sub in _walk(expr):
-                at = sub.get("at")
-                if not at:
+            at = sub.get("at")
+            if not at:
+                continue
+            k = sub.get("k")
+            where = (path, at[0], at[1])
+            if where in found:
+                continue
+            if k == "dict":
+                keys = {item[0]: item[1] for item in sub.get("items", ()) if isinstance(item, list) and len(item) == 2}
+                if wanted.isdisjoint(keys):
                     continue
-                k = sub.get("k")
-                where = (path, at[0], at[1])
-                if where in found:
+                found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys, set(keys))
+            elif k == "obj" and sub.get("type") in types:
+                schema = types[sub["type"]]
+                fields = sub.get("fields") or {}
+                by_name = {f.sym.rsplit(".", 1)[-1]: f for f in schema.fields.values()}
+                keys: dict[str, Expr | None] = {}
+                omitted = set()
+                for name, f in by_name.items():
+                    if name in fields:
+                        keys[f.key] = fields[name]
+                    elif f.omitempty:
+                        omitted.add(f.key)
+                    else:
+                        keys[f.key] = None
+                found[where] = Payload("go", path, Location(path, at[0], at[1]), function, keys,
+                                       set(schema.fields), sub["type"], omitted)
+            elif k == "call" and (sub.get("fn") or {}).get("k") == "fnref":
+                cls = sub["fn"]["sym"]
+                type_name = "py:" + cls[len("sym:py:"):] if cls.startswith("sym:py:") else None
+                if type_name not in types or not sub.get("kw"):
                     continue
-                if k == "dict":
-                    keys = {item[0]: item[1] for item in sub.get("items", ()) if isinstance(item, list) and len(item) == 2}
-                    if wanted.isdisjoint(keys):
-                        continue
-                    found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys, set(keys))
-                elif k == "obj" and sub.get("type") in types:
-                    schema = types[sub["type"]]
-                    fields = sub.get("fields") or {}
-                    by_name = {f.sym.rsplit(".", 1)[-1]: f for f in schema.fields.values()}
-                    keys: dict[str, Expr | None] = {}
-                    omitted = set()
-                    for name, f in by_name.items():
-                        if name in fields:
-                            keys[f.key] = fields[name]
-                        elif f.omitempty:
-                            omitted.add(f.key)
-                        else:
-                            keys[f.key] = None
-                    found[where] = Payload("go", path, Location(path, at[0], at[1]), function, keys,
-                                           set(schema.fields), sub["type"], omitted)
-                elif k == "call" and (sub.get("fn") or {}).get("k") == "fnref":
-                    cls = sub["fn"]["sym"]
-                    type_name = "py:" + cls[len("sym:py:"):] if cls.startswith("sym:py:") else None
-                    if type_name not in types or not sub.get("kw"):
-                        continue
-                    schema = types[type_name]
-                    keys = {name: value for name, value in sub["kw"].items() if name in schema.fields}
-                    defaults = {}
-                    for name, f in schema.fields.items():
-                        if name not in keys:
-                            default = [b.expr for b, _ in self.g.bindings.get(f.sym, ()) if b.function is None]
-                            if default:
-                                defaults[name] = default[0]
-                    found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys,
-                                           set(schema.fields), type_name, defaults=defaults)
+                schema = types[type_name]
+                keys = {name: value for name, value in sub["kw"].items() if name in schema.fields}
+                defaults = {}
+                for name, f in schema.fields.items():
+                    if name not in keys:
+                        default = [b.expr for b, _ in self.g.bindings.get(f.sym, ()) if b.function is None]
+                        if default:
+                            defaults[name] = default[0]
+                found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys,
+                                       set(schema.fields), type_name, defaults=defaults)
         return list(found.values())
 
     def _all_exprs(self) -> Iterator[tuple[str, str | None, Expr]]:
@@ -345,38 +392,37 @@ class _Builder:
         clamps: list[Clamp] = []
         fallbacks: list[Fallback] = []
         seen: set[tuple] = set()
-        for path, function, expr, span in self._all_exprs_at():
+        for path, function, sub, span in self.nodes("op", "call", "or"):
             if function is None or _is_test(path):
                 continue
-            for sub in _walk(expr):
-                k = sub.get("k")
-                at = sub.get("at") or (k == "or" and [span.line, span.column])
-                if not at or (path, at[0], at[1], k) in seen:
-                    continue
-                seen.add((path, at[0], at[1], k))
-                loc = Location(path, at[0], at[1])
-                if k == "op" and sub.get("op") == "min" and len(sub.get("args") or ()) == 2:
-                    pair = self._split_bound(sub["args"], path)
+            k = sub.get("k")
+            at = sub.get("at") or (k == "or" and [span.line, span.column])
+            if not at or (path, at[0], at[1], k) in seen:
+                continue
+            seen.add((path, at[0], at[1], k))
+            loc = Location(path, at[0], at[1])
+            if k == "op" and sub.get("op") == "min" and len(sub.get("args") or ()) == 2:
+                pair = self._split_bound(sub["args"], path)
+                if pair:
+                    clamps.append(Clamp(function, path, loc, pair[0], pair[1], "min"))
+            elif k == "call":
+                name = (sub.get("fn") or {}).get("name")
+                args = sub.get("args") or []
+                if name == "math.Min" and len(args) == 2:
+                    pair = self._split_bound(args, path)
                     if pair:
-                        clamps.append(Clamp(function, path, loc, pair[0], pair[1], "min"))
-                elif k == "call":
-                    name = (sub.get("fn") or {}).get("name")
-                    args = sub.get("args") or []
-                    if name == "math.Min" and len(args) == 2:
-                        pair = self._split_bound(args, path)
-                        if pair:
-                            clamps.append(Clamp(function, path, loc, pair[0], pair[1], "math.Min"))
-                    elif name == "cmp.Or" and len(args) >= 2:
-                        fallbacks.append(Fallback(function, path, loc, args[0], args[-1], "zero", "cmp.Or"))
-                    elif (sub.get("fn") or {}).get("name") == "get" and (sub.get("fn") or {}).get("k") == "method" \
-                            and len(args) == 2 and args[0].get("k") == "str" and self.g.lang.get(path) != "go":
-                        fallbacks.append(Fallback(function, path, loc, sub, args[1], "absent", "get"))
-                    elif name == "getattr" and len(args) == 3:
-                        fallbacks.append(Fallback(function, path, loc, {"k": "field", "x": args[0],
-                                                  "name": (args[1] or {}).get("v", "")}, args[2], "absent", "getattr"))
-                elif k == "or" and len(sub.get("args") or ()) >= 2:
-                    trigger = "zero" if self.g.lang.get(path) == "go" else "falsy"
-                    fallbacks.append(Fallback(function, path, loc, sub["args"][0], sub["args"][-1], trigger, "or"))
+                        clamps.append(Clamp(function, path, loc, pair[0], pair[1], "math.Min"))
+                elif name == "cmp.Or" and len(args) >= 2:
+                    fallbacks.append(Fallback(function, path, loc, args[0], args[-1], "zero", "cmp.Or"))
+                elif (sub.get("fn") or {}).get("name") == "get" and (sub.get("fn") or {}).get("k") == "method" \
+                        and len(args) == 2 and args[0].get("k") == "str" and self.g.lang.get(path) != "go":
+                    fallbacks.append(Fallback(function, path, loc, sub, args[1], "absent", "get"))
+                elif name == "getattr" and len(args) == 3:
+                    fallbacks.append(Fallback(function, path, loc, {"k": "field", "x": args[0],
+                                              "name": (args[1] or {}).get("v", "")}, args[2], "absent", "getattr"))
+            elif k == "or" and len(sub.get("args") or ()) >= 2:
+                trigger = "zero" if self.g.lang.get(path) == "go" else "falsy"
+                fallbacks.append(Fallback(function, path, loc, sub["args"][0], sub["args"][-1], trigger, "or"))
         for fn_sym, (fn, path) in self.g.functions.items():
             if not fn.markers or _is_test(path):
                 continue
@@ -509,28 +555,6 @@ def is_duration_name(name: str | None, words: tuple[str, ...]) -> bool:
         return True
     low = name.lower()
     return any(w in low for w in words)
-
-
-def _scaled_fields(graph: TimeoutGraph) -> set[str]:
-    """Symbols the program turns into a Duration by a unit: `time.Duration(x) * time.Second`."""
-    found: set[str] = set()
-    for binds in graph.bindings.values():
-        for b, path in binds:
-            _collect_scaled(graph, b.expr, path, found)
-    for fn, path in graph.functions.values():
-        for ret in fn.returns:
-            _collect_scaled(graph, ret, path, found)
-    return found
-
-
-def _collect_scaled(graph: TimeoutGraph, expr: Expr, path: str, found: set[str]) -> None:
-    if graph.lang.get(path) != "go":
-        return
-    for sub in _walk(expr):
-        if sub.get("k") == "conv" and sub.get("t") == "go_duration":
-            sym = graph.resolve_sym(sub.get("x"), Ctx(path))
-            if sym:
-                found.add(sym)
 
 
 def _package(path: str) -> str:
