@@ -62,3 +62,39 @@ def test_exceeding_is_strict(tmp_path):
     assert _tree(tmp_path, 60) == []  # 1 h against a 1 h ceiling is fine
     (line, message), = _tree(tmp_path, 61)
     assert line == 7 and "61 min" in message and "1 h" in message
+
+
+def _py_tree(tmp_path, body: str, env: str):
+    from deadline_audit import pipeline
+    from deadline_audit.config import load_config
+
+    (tmp_path / ".env").write_text(env)
+    (tmp_path / "worker.py").write_text(body)
+    result = pipeline.analyse([tmp_path], load_config([tmp_path]), use_cache=False)
+    return sorted((f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings
+                  if f.rule_id == "DA401")
+
+
+IF_CLAMP = '''import os
+
+MAX_LEASE_S = 300
+
+
+def lease_seconds() -> float:
+    lease = float(os.getenv("LEASE_S", "60"))
+    if lease > MAX_LEASE_S:
+        lease = MAX_LEASE_S
+    return lease
+
+
+def poll_seconds() -> float:
+    poll = float(os.getenv("POLL_WAIT_S", "5"))
+    poll = MAX_LEASE_S if poll > MAX_LEASE_S else poll
+    return max(0.0, poll)
+'''
+
+
+def test_python_statement_clamps(tmp_path):
+    # `if x > MAX: x = MAX` and `x = MAX if x > MAX else x` (py_marks_wire), fed by env layers
+    assert _py_tree(tmp_path, IF_CLAMP, "LEASE_S=900\nPOLL_WAIT_S=301\n") == [(".env", 1), (".env", 2)]
+    assert _py_tree(tmp_path, IF_CLAMP, "LEASE_S=300\nPOLL_WAIT_S=30\n") == []
