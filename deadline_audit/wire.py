@@ -282,7 +282,22 @@ class _Builder:
             if key not in schema.fields:
                 schema.fields[key] = SchemaField(key, f"key:{base}#{key}", None,
                                                  Location(path, span.line, span.column))
-        return [s for s in found.values() if len(s.fields) >= 2]
+        return [s for s in found.values() if len(s.fields) >= 2 and self._is_body(s.type[len("keys:"):])]
+
+    def _is_body(self, sym: str) -> bool:
+        """A decoded message: bound from a decoding call, or a parameter named like one."""
+        spec = self.g.catalog.file("wire").get("wire", {})
+        decl = self.g.decls.get(sym)
+        if decl is not None and decl.kind == "param":
+            return sym.rsplit(".", 1)[-1].lower() in set(spec.get("body_params", ()))
+        calls = set(spec.get("body_calls", ()))
+        for b, _ in self.g.bindings.get(sym, ())[:8]:
+            for sub in _walk(b.expr):
+                fn = (sub.get("fn") or {}) if sub.get("k") == "call" else {}
+                name = fn.get("name") or fn.get("sym") or ""
+                if name and name.rsplit(".", 1)[-1] in calls:
+                    return True
+        return False
 
     # -- payloads -----------------------------------------------------------------------
     def payloads(self, schemas: list[Schema], wanted: set[str]) -> list[Payload]:
