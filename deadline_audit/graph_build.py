@@ -73,7 +73,7 @@ def populate(graph: TimeoutGraph) -> None:
             _ensure_node(graph, node, None, None, None)
 
     _add_contexts(graph)
-    from deadline_audit.wire import add_to_graph
+    from deadline_audit.wire_graph import add_to_graph
 
     add_to_graph(graph)
 

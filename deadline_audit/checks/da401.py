@@ -19,7 +19,7 @@ from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.durations import Quantity
 from deadline_audit.graph import Ctx, TimeoutGraph, _walk
-from deadline_audit import wire as w
+from deadline_audit import wire_eval as w
 
 RULE_ID, RULE_NAME, SEVERITY = "DA401", "ceiling-mismatch", "error"
 _EPS = 1e-9

@@ -20,7 +20,7 @@ from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.durations import Quantity
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
-from deadline_audit import wire as w
+from deadline_audit import wire_eval as w
 
 RULE_ID, RULE_NAME, SEVERITY = "DA402", "silent-fallback-timeout", "warning"
 _FIRES = {  # trigger -> what the sender does that fires it

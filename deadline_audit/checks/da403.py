@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from deadline_audit.durations import Quantity, format_go_duration_ns
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
-from deadline_audit import wire as w
+from deadline_audit import wire_eval as w
 
 RULE_ID, RULE_NAME, SEVERITY = "DA403", "wire-unit-mismatch", "error"
 _NUMBERS = w._GO_NUMBER_TYPES
