@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from deadline_audit.checks.evidence import describe_seconds
-from deadline_audit.findings import Finding, Location, Related
+from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.durations import Quantity
 from deadline_audit.graph import Ctx, TimeoutGraph, _walk
 from deadline_audit import wire_eval as w
@@ -58,7 +58,7 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
             origin = w.best_origin(w.origins(graph, alt, alt_ctx, unit), value)
             if origin is None:
                 continue
-            yield _finding(origin, value, ceiling, clamp, f"flows into the clamp in {_short(clamp.function)}")
+            yield _finding(graph, origin, value, ceiling, clamp, f"flows into the clamp in {_short(clamp.function)}")
 
 
 def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
@@ -101,7 +101,7 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
                 at = value.get("at")
                 loc = Location(p.path, at[0], at[1]) if at else p.location
                 origin = w.Origin("lit", loc, f"the `{key}` entry", received, "")
-            yield _finding(origin, received, top[1], top[2],
+            yield _finding(graph, origin, received, top[1], top[2],
                            f"is sent as `{key}` to {w.type_label(graph, s)}, which clamps it")
 
 
@@ -115,14 +115,31 @@ def _short(sym: str) -> str:
     return body.rsplit("/", 1)[-1]
 
 
-def _finding(origin: w.Origin, value: float, ceiling: float, clamp: w.Clamp, how: str) -> Finding:
+def _finding(graph: TimeoutGraph, origin: w.Origin, value: float, ceiling: float, clamp: w.Clamp,
+             how: str) -> Finding:
     message = (f"{describe_seconds(value)} ({origin.label}) {how} at {describe_seconds(ceiling)}: "
                f"everything above {describe_seconds(ceiling)} is fiction; lower the value to at most the "
                f"ceiling or raise the ceiling.")
     related = [Related(f"the clamp ({describe_seconds(ceiling)})", clamp.location)]
     if clamp.call is not None:
         related.append(Related("the helper clamp is called here", clamp.at))
-    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, origin.location, related)
+    return Finding(RULE_ID, RULE_NAME, SEVERITY, message, origin.location, related,
+                   flow=_flow(graph, origin, value, ceiling, clamp))
+
+
+def _flow(graph: TimeoutGraph, origin: w.Origin, value: float, ceiling: float, clamp: w.Clamp) -> list[FlowStep]:
+    """Origin (with every env layer and profile when it is an env variable) -> the clamp."""
+    layers: tuple[Layer, ...] = ()
+    node = origin.node or f"lit:{origin.location.path}:{origin.location.line}:{origin.location.column}"
+    label = origin.label
+    if node.startswith("env:") and node[4:] in graph.env:
+        var = graph.env[node[4:]]
+        layers = tuple(var.layers) + tuple(var.profiles)
+        label = node[4:]
+    at = clamp.at
+    return [FlowStep(node=node, label=label, value_seconds=value, location=origin.location, layers=layers),
+            FlowStep(node=f"site:{at.path}:{at.line}:{at.column}", label="clamp", value_seconds=ceiling,
+                     location=clamp.location, transform="min")]
 
 
 def _words(graph: TimeoutGraph) -> tuple[str, ...]:

@@ -59,10 +59,10 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 how = {"omitted": f"without `{key}`", "zero": f"with `{key}` = 0",
                        "null": f"with `{key}` = null"}[sent]
                 message = (f"this payload is sent {how} to {w.type_label(graph, s)}, which then falls back to "
-                           f"{describe_seconds(default)}: the operation runs under {describe_seconds(default)}; "
+                           f"{_minutes(default)}: the operation runs under {_minutes(default)}; "
                            f"send the timeout it needs explicitly.")
                 yield Finding(RULE_ID, RULE_NAME, SEVERITY, message, p.location,
-                              [Related(f"fallback to {describe_seconds(default)}", fb.location),
+                              [Related(f"fallback to {_minutes(default)}", fb.location),
                                Related(f"the receiving field `{key}`", f.location)])
                 break
 
@@ -96,3 +96,10 @@ def _is_duration(graph: TimeoutGraph, fb: w.Fallback, ctx: Ctx) -> bool:
     """A fallback whose default is a Go Duration or a Python timedelta is about time."""
     value = graph.value(fb.default, ctx)
     return isinstance(value, Quantity) and value.unit in ("ns", "s")
+
+
+def _minutes(seconds: float) -> str:
+    """"2 min" rather than "120 s" for a fallback of whole minutes."""
+    if 60 <= seconds < 600 and seconds % 60 == 0:
+        return f"{int(seconds // 60)} min"
+    return describe_seconds(seconds)
