@@ -35,9 +35,10 @@ def add_to_graph(graph: TimeoutGraph) -> None:
     fed = {sym for c in found.clamps for sym in c.fed_by} | {sym for f in found.fallbacks for sym in f.fed_by}
     for c in found.clamps:
         node = f"site:{c.at.path}:{c.at.line}:{c.at.column}"
-        ceiling = graph.seconds(c.bound, clamp_ctx(graph, c), unit_of(graph, c.path), "default")
+        ctx, unit = clamp_ctx(graph, c), unit_of(graph, c.path)
+        ceiling = graph.seconds(c.bound, ctx, unit, "effective")
         site(node, c.at, "ceiling", label=f"clamp ({c.form})", value_seconds=ceiling, effective_seconds=ceiling,
-             default_seconds=ceiling)
+             default_seconds=graph.seconds(c.bound, ctx, unit, "default"))
         for sym in sorted(c.fed_by & schema_fields):
             sym_node(sym)
             g.add_edge(node, sym, key="clamps", kind="clamps")

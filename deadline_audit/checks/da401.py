@@ -43,7 +43,7 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
     for clamp in found.clamps:
         ctx = w.clamp_ctx(graph, clamp)
         unit = w.unit_of(graph, clamp.path)
-        ceiling = graph.seconds(clamp.bound, ctx, unit, "default")
+        ceiling = graph.seconds(clamp.bound, ctx, unit, "effective")
         if ceiling is None or ceiling <= 0 or not _about_time(graph, clamp, ctx, words):
             continue
         alts = w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
@@ -80,7 +80,7 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
                 for c in clamps:
                     ctx = w.clamp_ctx(graph, c)
                     unit = w.unit_of(graph, c.path)
-                    ceiling = graph.seconds(c.bound, ctx, unit, "default")
+                    ceiling = graph.seconds(c.bound, ctx, unit, "effective")
                     alts = [(a, a_ctx) for a, a_ctx in w.alternatives(graph, c.subject, ctx, c.function,
                                                                        c.location.line + 1)
                             if f.sym in w.feeders(graph, a, a_ctx)]
