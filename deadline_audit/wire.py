@@ -221,6 +221,11 @@ class _Builder:
         for site, path in self.g.sites:
             if site.value:
                 todo.append((path, site.function, site.value, site.span))
+        for fn_sym, (fn, path) in self.g.functions.items():
+            for m in fn.markers:
+                if m.get("m") == "payload":  # a Go map literal (go_marks_wire)
+                    found["dict"].append((path, fn_sym, {"k": "dict", "items": m.get("items") or [],
+                                                         "at": [m.get("line", 1), m.get("col", 1)]}, fn.span))
         for path, function, expr, span in todo:
             stack = [expr]
             while stack:
@@ -348,7 +353,8 @@ class _Builder:
                 keys = {item[0]: item[1] for item in sub.get("items", ()) if isinstance(item, list) and len(item) == 2}
                 if wanted.isdisjoint(keys):
                     continue
-                found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys, set(keys))
+                lang = "go" if self.g.lang.get(path) == "go" else "python"
+                found[where] = Payload(lang, path, Location(path, at[0], at[1]), function, keys, set(keys))
             elif k == "obj" and sub.get("type") in types:
                 schema = types[sub["type"]]
                 fields = sub.get("fields") or {}
@@ -364,6 +370,10 @@ class _Builder:
                         keys[f.key] = None
                 found[where] = Payload("go", path, Location(path, at[0], at[1]), function, keys,
                                        set(schema.fields), sub["type"], omitted)
+            elif k == "call" and (sub.get("fn") or {}).get("name") == "dict" and len(sub.get("kw") or {}) >= 2:
+                keys = dict(sub["kw"])  # dict(type="backup", timeout_seconds=600)
+                if not wanted.isdisjoint(keys):
+                    found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys, set(keys))
             elif k == "call" and (sub.get("fn") or {}).get("k") == "fnref":
                 cls = sub["fn"]["sym"]
                 type_name = "py:" + cls[len("sym:py:"):] if cls.startswith("sym:py:") else None

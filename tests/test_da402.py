@@ -18,9 +18,10 @@ def test_every_send_that_leaves_the_receiver_to_its_fallback():
         ("DA402", f"{T}/console/console/jobs.py", 58),  # Python -> Python: body.get("timeout_s", 300)
         ("DA402", f"{T}/ops/internal/vault/client.go", 40),  # Go literal, omitempty field left out
         ("DA402", f"{T}/ops/internal/vault/client.go", 48),  # Go literal, zero sent; cmp.Or fallback
+        ("DA402", f"{T}/ops/internal/vault/client.go", 56),  # Go map literal without the key
     ]
     # negatives: the field always set (jobs.py:42 constant, :46 model keyword, :54 literal 900;
-    # client.go:44, :52), a log dict sharing one key with the schema (jobs.py:25), an explicit 0
+    # client.go:44, :52, :60 a map literal), a log dict sharing one key with the schema (jobs.py:25), an explicit 0
     # where the receiver falls back only on an absent key (`.get`, jobs.py:63)
 
 

@@ -54,8 +54,9 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             if f.type == w._GO_DURATION and not custom and value is not None:
                 if sender_field is not None:
                     number_sender = sender_field.type in _NUMBERS
-                else:  # Python sends a number (or a string): never a Go Duration
-                    number_sender = p.lang == "python" and not (isinstance(sent, Quantity) and sent.value == 0)
+                else:  # a dict / map sends a number (or a string), never a Go Duration
+                    number_sender = (p.lang == "python" or p.type is None) and not (
+                        isinstance(sent, Quantity) and (sent.value == 0 or sent.unit == "ns"))
                 if value.get("k") == "none":
                     number_sender = False
                 if number_sender and sender_unit != "ns":

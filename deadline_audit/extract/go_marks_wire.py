@@ -15,6 +15,10 @@ its position. What the expression language cannot hold is a guarded assignment:
   (`values` None: the `default:` clause), so that a clamp written under
   `case CmdUpload:` applies only to payloads whose discriminator says so.
 
+- `FunctionFact.markers += {"m": "payload", "items": [[key, Expr]], "line", "col"}` for a
+  map literal with string keys (`map[string]any{"type": "backup", "timeout_seconds": 600}`):
+  a wire payload candidate, as a Python dict literal is.
+
 `assign` is the position of the guarded assignment (the extractor's `Binding` there holds
 the bound / default value with its full expression); `ret` is the index of the guarded
 `return` among the function's own returns (`FunctionFact.returns`, source order).
@@ -36,6 +40,7 @@ _IFS = Query(GO, """
                   consequence: (block) @body) @if
 """)
 _SWITCHES = Query(GO, "(expression_switch_statement value: (_) @subject) @switch")
+_MAPS = Query(GO, "(composite_literal type: (map_type) body: (literal_value) @body) @lit")
 _ZERO = {"0", '""', "0.0"}
 
 
@@ -45,6 +50,8 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     ctx = GoMarkContext(tree.root_node, source, facts)
     if b"switch" in source:
         _cases(tree, ctx)
+    if b"map[string]" in source:
+        _map_payloads(tree, ctx)
     for _, caps in QueryCursor(_IFS).matches(tree.root_node):
         node, cond, body = caps["if"][0], caps["cond"][0], caps["body"][0]
         if node.child_by_field_name("alternative") is not None or node.child_by_field_name("initializer") is not None:
@@ -97,6 +104,45 @@ def _cases(tree: Any, ctx: GoMarkContext) -> None:
                 values = [_case_value(n, ctx, fn) for n in nodes]
             fn.markers.append({"m": "case", "switch": where, "subject": subject_expr, "values": values,
                                "line": clause.start_point[0] + 1, "end": clause.end_point[0] + 1})
+
+
+def _map_payloads(tree: Any, ctx: GoMarkContext) -> None:
+    for _, caps in QueryCursor(_MAPS).matches(tree.root_node):
+        lit, body = caps["lit"][0], caps["body"][0]
+        fn = ctx.function_at(lit)
+        if fn is None:
+            continue
+        items = []
+        for element in body.named_children:
+            if element.type != "keyed_element" or len(element.named_children) != 2:
+                continue
+            key, value = (c.named_children[0] if c.type == "literal_element" and c.named_children else c
+                          for c in element.named_children)
+            if key.type not in ("interpreted_string_literal", "raw_string_literal"):
+                continue
+            items.append([ctx.text(key)[1:-1], _value(value, ctx, fn)])
+        if len(items) >= 2:
+            line, col = ctx.at(lit)
+            fn.markers.append({"m": "payload", "items": items, "line": line, "col": col})
+
+
+def _value(node: Any, ctx: GoMarkContext, fn, depth: int = 0) -> dict:
+    """A payload value: literals and simple arithmetic here, names as the extractor names them."""
+    t = node.type
+    if t in ("int_literal", "float_literal"):
+        try:
+            return {"k": "num", "v": float(ctx.text(node).replace("_", "")), "u": None, "at": ctx.at(node)}
+        except ValueError:
+            return {"k": "unknown", "text": ctx.text(node)[:80]}
+    if t in ("interpreted_string_literal", "raw_string_literal"):
+        return {"k": "str", "v": ctx.text(node)[1:-1], "at": ctx.at(node)}
+    if t == "binary_expression" and depth < 4:
+        op = {"*": "mul", "+": "add", "-": "sub", "/": "div"}.get(ctx.text(node.child_by_field_name("operator")))
+        if op:
+            return {"k": "op", "op": op, "args": [_value(node.child_by_field_name("left"), ctx, fn, depth + 1),
+                                                  _value(node.child_by_field_name("right"), ctx, fn, depth + 1)],
+                    "at": ctx.at(node)}
+    return ctx.expr(node, fn)
 
 
 def _case_value(node: Any, ctx: GoMarkContext, fn) -> dict:
