@@ -43,6 +43,8 @@ def add_to_graph(graph: TimeoutGraph) -> None:
             sym_node(sym)
             g.add_edge(node, sym, key="clamps", kind="clamps")
     for f in found.fallbacks:
+        if not f.fed_by & schema_fields:
+            continue  # `.get(k, D)` everywhere: only the fallbacks a wire field reaches are sites
         node = f"site:{f.path}:{f.location.line}:{f.location.column}"
         ctx = Ctx(f.path, fn=f.function)
         value = graph.seconds(f.default, ctx, unit_of(graph, f.path), "effective")
