@@ -249,11 +249,11 @@ def _case_at(graph: TimeoutGraph, function: str | None, line: int) -> tuple[dict
     return clause, [m for m in markers if m["switch"] == clause["switch"]]
 
 
-def applies(graph: TimeoutGraph, clamp: Clamp, payload: Payload, schema: Schema) -> bool:
-    """Whether a clamp written under a `case` of a switch on a schema field (the
-    discriminator) applies to this payload: its discriminator value is one of the case's
-    values (or, under `default:`, none of the switch's). Unknown: it may apply."""
-    if clamp.call is not None:
+def applies(graph: TimeoutGraph, clamp: Clamp | Fallback, payload: Payload, schema: Schema) -> bool:
+    """Whether a clamp (or fallback) written under a `case` of a switch on a schema field
+    (the discriminator) applies to this payload: its discriminator value is one of the
+    case's values (or, under `default:`, none of the switch's). Unknown: it may apply."""
+    if getattr(clamp, "call", None) is not None:
         call, path = clamp.call
         found = _case_at(graph, call.function, call.span.line)
         ctx = Ctx(path)

@@ -46,3 +46,46 @@ def test_graph_shows_wire_links_and_fallbacks():
     sent = [(u, v, d) for u, v, d in g.edges(data=True) if d.get("kind") == "sent_as"
             and u.endswith("console/console/jobs.py:33:18")]
     assert sent and all(d["field"] == "deadline_seconds" for _, _, d in sent)
+
+
+def test_fallback_under_one_case_of_the_discriminator(tmp_path):
+    """A fallback written under `case "restart":` applies to restart payloads only; the
+    sender's file names no timeout at all (the prefilter still reads it: it sends JSON)."""
+    from deadline_audit import pipeline
+    from deadline_audit.config import load_config
+
+    (tmp_path / "go.mod").write_text("module example.com/d\n\ngo 1.22\n")
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "cmd.go").write_text('''package agent
+
+import "time"
+
+type Command struct {
+	Kind           string `json:"kind"`
+	Target         string `json:"target"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+}
+
+func (c Command) Budget() time.Duration {
+	d := time.Duration(c.TimeoutSeconds) * time.Second
+	switch c.Kind {
+	case "restart":
+		if d <= 0 {
+			d = 30 * time.Second
+		}
+		return d
+	default:
+		return d
+	}
+}
+''')
+    (tmp_path / "send.py").write_text('''def restart(client, target):
+    client.post("/c", json={"kind": "restart", "target": target})
+
+
+def inspect(client, target):
+    client.post("/c", json={"kind": "inspect", "target": target})
+''')
+    result = pipeline.analyse([tmp_path], load_config([tmp_path]), use_cache=False)
+    assert [(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings
+            if f.rule_id == "DA402"] == [("send.py", 2)]

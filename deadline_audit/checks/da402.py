@@ -47,7 +47,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             for fb in found.fallbacks:
                 ctx = Ctx(fb.path, fn=fb.function)
                 trigger = "zero" if graph.lang.get(fb.path) == "go" else fb.trigger
-                if sent not in _FIRES.get(trigger, ()) or f.sym not in fb.fed_by:
+                if sent not in _FIRES.get(trigger, ()) or f.sym not in fb.fed_by or not w.applies(graph, fb, p, s):
                     continue
                 default = graph.seconds(fb.default, ctx, w.unit_of(graph, fb.path), "effective")
                 if default is None or default <= 0 or not (f.duration or _is_duration(graph, fb, ctx)):
