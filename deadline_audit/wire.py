@@ -429,7 +429,8 @@ class _Builder:
             for s, n in counts.values():
                 if n < 2 or 2 * n < len(p.all_keys):
                     continue
-                if p.type == s.type and p.lang == "go" and _package(p.path) == _package(s.path):
+                if p.lang == "go" and s.lang == "go" and (p.type == s.type or p.type is None) \
+                        and _package(p.path) == _package(s.path):
                     continue  # the receiver building its own value, not a send
                 candidates.append((n, s))
             # the schemas it matches best: a payload of one receiver also shares keys with others

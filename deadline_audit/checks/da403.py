@@ -56,7 +56,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                     number_sender = sender_field.type in _NUMBERS
                 else:  # a dict / map sends a number (or a string), never a Go Duration
                     number_sender = (p.lang == "python" or p.type is None) and not (
-                        isinstance(sent, Quantity) and (sent.value == 0 or sent.unit == "ns"))
+                        isinstance(sent, Quantity) and (sent.value == 0 or sent.unit == "ns")) and (
+                        sent is not None or value.get("k") in ("ref", "field", "item", "call", "conv", "op"))
                 if value.get("k") == "none":
                     number_sender = False
                 if number_sender and sender_unit != "ns":
