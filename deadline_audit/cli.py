@@ -182,7 +182,24 @@ EnvFileOpt = Annotated[
         help="Env file layer, repeatable, in precedence order (later wins); replaces `env-files` and .env discovery.",
     ),
 ]
-JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Extract facts in N processes.")]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option("--jobs", "-j", min=1, show_default=False, help="Extract facts in N processes (default: the usable CPU cores)."),
+]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (affinity, cgroup-pinned CI runners), at least 1."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _jobs(jobs: int | None) -> int:
+    return usable_cores() if jobs is None else jobs
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the .deadline-audit-cache/ folder.")]
 
 
@@ -198,13 +215,27 @@ def _paths(paths: list[Path] | None) -> list[Path]:
     "  deadline-audit check\n\n"
     "  deadline-audit check agent/ platform/ --select DA1,DA2 --fail-on warning\n\n"
     "  deadline-audit check --format sarif --output results.sarif\n\n"
+    "  deadline-audit check --sarif-output results.sarif --markdown-output comment.md   (one analysis, three reports)\n\n"
+    "  deadline-audit check --new-from-rev origin/main   (only what a pull request introduces)\n\n"
+    "  deadline-audit check --only-files a.py b.go   (the whole project, findings touching these files: pre-commit)\n\n"
     "  deadline-audit check --env-file deploy/.env --env-file deploy/prod.env\n\n"
     "  deadline-audit check --format github --exit-zero   (annotations in GitHub Actions)"
 )
 def check(
-    paths: PathsArg = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            exists=True,
+            show_default=False,
+            help="Files or directories to analyse (default: the current directory). With --only-files, "
+            "more files to report on (pre-commit passes the staged files this way).",
+        ),
+    ] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", dir_okay=False, help="Write the report to FILE instead of stdout.")] = None,
+    json_output: Annotated[Path | None, typer.Option("--json-output", dir_okay=False, help="Also write the JSON report to FILE (same analysis).")] = None,
+    sarif_output: Annotated[Path | None, typer.Option("--sarif-output", dir_okay=False, help="Also write the SARIF report to FILE (same analysis).")] = None,
+    markdown_output: Annotated[Path | None, typer.Option("--markdown-output", dir_okay=False, help="Also write the Markdown report to FILE (same analysis).")] = None,
     select: Annotated[list[str] | None, typer.Option("--select", help="Rules to run: IDs or prefixes, comma separated, repeatable (replaces `select`).")] = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip: IDs or prefixes, comma separated, repeatable (adds to `ignore`).")] = None,
     fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="Lowest severity that makes the exit code 1 (default: info, i.e. any finding; `fail-on` in the configuration).", show_default=False)] = None,
@@ -212,19 +243,26 @@ def check(
     env_file: EnvFileOpt = None,
     baseline: Annotated[Path | None, typer.Option("--baseline", exists=True, dir_okay=False, help="Report only findings whose fingerprint is not in this baseline file.")] = None,
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", dir_okay=False, help="Record the fingerprints of all current findings in FILE and exit 0.")] = None,
-    new_from_rev: Annotated[str | None, typer.Option("--new-from-rev", help="Report only findings new since git revision REV (not implemented yet).")] = None,
-    jobs: JobsOpt = 1,
+    new_from_rev: Annotated[str | None, typer.Option("--new-from-rev", metavar="REV", help="Report only findings whose fingerprint did not exist at git revision REV (e.g. origin/main); needs REV's history (no shallow clone).")] = None,
+    only_files: Annotated[list[str] | None, typer.Option("--only-files", metavar="FILE", help="Analyse the whole project (git top level, else the current directory) but report only findings whose location, related locations or flow touch FILE; repeatable, and PATHs count as more FILEs.")] = None,
+    jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the first line of each finding.")] = False,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an input file could not be analysed.")] = False,
 ) -> None:
     """Analyse PATHs and report timeout and deadline defects."""
-    if new_from_rev is not None:
-        _fail("--new-from-rev is not implemented yet")
     if baseline is not None and write_baseline is not None:
         _fail("--baseline and --write-baseline cannot be combined")
-    targets = _paths(paths)
+    report_filter = None
+    if only_files is not None:
+        from deadline_audit.only_files import ReportFilter, project_root
+
+        report_filter = ReportFilter([*only_files, *(paths or [])])
+        targets = [project_root()]
+    else:
+        targets = _paths(paths)
+    n_jobs = _jobs(jobs)
     config = _load_config(targets, config_file, select=select, ignore=ignore, fail_on=fail_on, env_files=env_file)
 
     from deadline_audit.baseline import BaselineError, apply_baseline, read_baseline
@@ -243,7 +281,7 @@ def check(
         result = pipeline.analyse(
             targets,
             config,
-            jobs=jobs,
+            jobs=n_jobs,
             use_cache=not no_cache,
             progress=_stdout_is_terminal() and not quiet and format is OutputFormat.text and output is None,
         )
@@ -257,15 +295,33 @@ def check(
             _fail(f"cannot write {write_baseline}: {e.strerror or e}")
         typer.echo(f"Wrote {len(result.findings)} fingerprints to {write_baseline}.", err=True)
         raise typer.Exit(EXIT_OK)
+    if new_from_rev is not None:
+        from deadline_audit import gitrev, newfromrev
+
+        try:
+            old = newfromrev.fingerprints_at(new_from_rev, targets, config, jobs=n_jobs, use_cache=not no_cache)
+        except gitrev.GitError as e:
+            _fail(str(e))
+        except Exception as e:
+            _internal_error(f"analysing revision {new_from_rev}", e)
+        result.findings, n = newfromrev.keep_new(result.findings, old)
+        result.summary.baselined += n  # present at REV: accepted like a baseline entry
     if accepted is not None:
         result.findings, n = apply_baseline(result.findings, accepted)
         result.summary.baselined += n
+    if report_filter is not None:
+        result.findings, _ = report_filter.apply(result.findings)
     result.summary.findings = len(result.findings)
     result.summary.by_rule = {}
     for f in result.findings:
         result.summary.by_rule[f.rule_id] = result.summary.by_rule.get(f.rule_id, 0) + 1
 
     try:
+        from deadline_audit.report import render
+
+        for extra_format, extra_path in (("json", json_output), ("sarif", sarif_output), ("markdown", markdown_output)):
+            if extra_path is not None:
+                _write_output(render(result, extra_format), extra_path)
         if format is OutputFormat.text and output is None and _stdout_is_terminal():
             from rich.console import Console
 
@@ -273,8 +329,6 @@ def check(
 
             print_text(result, Console(highlight=False, soft_wrap=True), quiet=quiet)
         else:
-            from deadline_audit.report import render
-
             _write_output(render(result, format.value, quiet=quiet), output)
     except typer.Exit:
         raise
@@ -286,11 +340,11 @@ def check(
 # --- graph / why / report ----------------------------------------------------------------
 
 
-def _build(targets: list[Path], config, jobs: int, no_cache: bool):
+def _build(targets: list[Path], config, jobs: int | None, no_cache: bool):
     try:
         from deadline_audit import pipeline
 
-        built = pipeline.build(targets, config, jobs=jobs, use_cache=not no_cache)
+        built = pipeline.build(targets, config, jobs=_jobs(jobs), use_cache=not no_cache)
     except Exception as e:
         _internal_error("building the timeout-flow graph", e)
     if isinstance(built, tuple):
@@ -316,7 +370,7 @@ def graph(
     output: Annotated[Path | None, typer.Option("--output", "-o", dir_okay=False, help="Write to FILE instead of stdout.")] = None,
     config_file: ConfigOpt = None,
     env_file: EnvFileOpt = None,
-    jobs: JobsOpt = 1,
+    jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Export the timeout-flow graph the rules query (the same object they read)."""
@@ -353,7 +407,7 @@ def why(
     paths: PathsArg = None,
     config_file: ConfigOpt = None,
     env_file: EnvFileOpt = None,
-    jobs: JobsOpt = 1,
+    jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """What the graph knows about the sites on FILE:LINE, and why each rule did or did not fire."""
