@@ -244,7 +244,7 @@ def check(
     baseline: Annotated[Path | None, typer.Option("--baseline", exists=True, dir_okay=False, help="Report only findings whose fingerprint is not in this baseline file.")] = None,
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", dir_okay=False, help="Record the fingerprints of all current findings in FILE and exit 0.")] = None,
     new_from_rev: Annotated[str | None, typer.Option("--new-from-rev", metavar="REV", help="Report only findings whose fingerprint did not exist at git revision REV (e.g. origin/main); needs REV's history (no shallow clone).")] = None,
-    only_files: Annotated[list[str] | None, typer.Option("--only-files", metavar="FILE", help="Analyse the whole project (git top level, else the current directory) but report only findings whose location, related locations or flow touch FILE; repeatable, and PATHs count as more FILEs.")] = None,
+    only_files: Annotated[list[str] | None, typer.Option("--only-files", metavar="FILE", help="Analyse the whole project (git top level, else the current directory) but report only findings whose location, related locations or flow touch FILE; repeatable; PATHs count as more FILEs, and an empty value (`--only-files=`, as the pre-commit hook passes it) means only the PATHs.")] = None,
     jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the first line of each finding.")] = False,

@@ -48,6 +48,8 @@ class ReportFilter:
         self.files: set[Path] = set()
         self.folders: list[Path] = []
         for f in files:
+            if not str(f):
+                continue  # `--only-files=` (empty): the PATHs name the files (pre-commit)
             path = _absolute(f, self.cwd)
             if path.is_dir():
                 self.folders.append(path)
