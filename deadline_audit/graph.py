@@ -103,7 +103,7 @@ class TimeoutGraph:
         self.go_versions: dict[str, str] = {}
         self._memo: dict[tuple, Any] = {}
         self._active: set[tuple] = set()
-        self._deps_empty: dict[tuple, int] = {}  # see deps()
+        self._summaries: dict[tuple, DepSummary] = {}  # see dep_summary()
         self._index(facts)
 
     # -- indexing ---------------------------------------------------------------------
@@ -380,29 +380,76 @@ class TimeoutGraph:
         return subst
 
     # -- sources and flows ------------------------------------------------------------
-    def deps(self, expr: Expr | None, ctx: Ctx, depth: int = 0) -> Iterator[tuple[str, Expr, Ctx, str | None]]:
-        """`_deps`, minus the subtrees already known to yield nothing: an (expr, equivalent
-        ctx) pair that yielded nothing with at least this much depth budget yields nothing
-        again. Exact (empty results carry no order or transform), and it keeps the walk
-        linear where helpers' locals and returns share subexpressions (river: 5.4M `deps`
-        calls for 108k edges). Recorded only outside value evaluation, whose cycle guard
-        (`_active`) can make an env name unresolvable for a moment."""
-        if not expr or depth > _MAX_DEPTH:
-            return
-        key = (id(expr), _ctx_key(ctx))
-        if self._deps_empty.get(key, _MAX_DEPTH + 1) <= depth:
-            return
-        empty = True
-        for dep in self._deps(expr, ctx, depth):
-            empty = False
-            yield dep
-        if empty and not self._active:
-            self._deps_empty[key] = depth
+    def dep_summary(self, expr: Expr | None, ctx: Ctx) -> DepSummary:
+        """What `link` (graph_build) needs from `deps(expr, ctx)`, without enumerating its
+        duplicates: each node's first occurrence (env nodes: each distinct read) and
+        transform of its last occurrence, in the orders `deps` would give them. Memoised
+        per (expr, equivalent ctx, depth): helpers whose locals and returns share
+        subexpressions made `deps` yield 108k tuples for 446 edges on river."""
+        return self._dep_summary(expr, ctx, 0)
 
-    def _deps(self, expr: Expr | None, ctx: Ctx, depth: int = 0) -> Iterator[tuple[str, Expr, Ctx, str | None]]:
+    def _dep_summary(self, expr: Expr | None, ctx: Ctx, depth: int) -> DepSummary:
+        if not expr or depth > _MAX_DEPTH:
+            return _EMPTY_SUMMARY
+        key = (id(expr), _ctx_full_key(ctx), depth)
+        found = self._summaries.get(key)
+        if found is None:
+            found = self._summaries[key] = self._compute_summary(expr, ctx, depth)
+        return found
+
+    def _compute_summary(self, expr: Expr, ctx: Ctx, depth: int) -> DepSummary:
+        k = expr.get("k")
+        if k == "ref":
+            sym = expr["sym"]
+            if sym in ctx.subst:
+                arg, arg_ctx = ctx.subst[sym]
+                return self._dep_summary(arg, arg_ctx, depth + 1)
+            if ctx.local(sym):
+                return DepSummary.concat(
+                    [self._dep_summary(b.expr, ctx, depth + 1) for b, _ in self.bindings.get(sym, ())[:8]]
+                )
+            return DepSummary.one(sym, expr, ctx, None)
+        if k == "field":
+            sym = self.resolve_field(expr, ctx)
+            return DepSummary.one(sym, expr, ctx, None) if sym else _EMPTY_SUMMARY
+        if k == "env":
+            name = self.value(expr.get("name"), ctx)
+            return DepSummary.one(f"env:{name}", expr, ctx, "env_read") if isinstance(name, str) else _EMPTY_SUMMARY
+        if k == "cfg":
+            return DepSummary.one(f"cfg:{expr.get('file') or '*'}#{expr.get('key')}", expr, ctx, "config_read")
+        if k == "num" and expr.get("at"):
+            line, col = expr["at"][:2]
+            return DepSummary.one(f"lit:{ctx.path}:{line}:{col}", expr, ctx, None)
+        if k == "call":
+            callee = self.resolve_callee(expr.get("fn"), ctx)
+            if callee is None:
+                return _EMPTY_SUMMARY
+            fn, path = self.functions[callee]
+            inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
+            inner_summary = DepSummary.concat([self._dep_summary(ret, inner, depth + 1) for ret in fn.returns])
+            via = f"call {callee.rsplit('.', 1)[-1]}"
+            fallback: dict[str, Any] = {}
+
+            def default_of_call() -> Any:
+                # a helper's default is its other return: what the call gives unset
+                if "v" not in fallback:
+                    fallback["v"] = self.value(expr, ctx, "default")
+                return fallback["v"]
+
+            return inner_summary.mapped(lambda t: via if t in (None, "env_read") else t, default_of_call)
+        if k in ("op", "conv", "or"):
+            transform = expr.get("op") or expr.get("t") or "or"
+            children = expr.get("args") or ([expr["x"]] if "x" in expr else [])
+            return DepSummary.concat(
+                [self._dep_summary(child, ctx, depth + 1) for child in children]
+            ).mapped(lambda t: t or transform, None)
+        return _EMPTY_SUMMARY
+
+    def deps(self, expr: Expr | None, ctx: Ctx, depth: int = 0) -> Iterator[tuple[str, Expr, Ctx, str | None]]:
         """Direct graph sources of `expr`: (node id, the expr that names it, its ctx,
         transform). Summarised calls are looked through, so a helper's env read shows as
-        the env node itself."""
+        the env node itself. (`dep_summary` gives the same, deduplicated and memoised;
+        keep the two in step.)"""
         if not expr or depth > _MAX_DEPTH:
             return
         k = expr.get("k")
@@ -773,6 +820,73 @@ def _ctx_key(ctx: Ctx) -> tuple:
         key = (ctx.path, ctx.fn, tuple(sorted((k, id(e), _ctx_key(c)) for k, (e, c) in ctx.subst.items())))
         ctx.__dict__["_deps_key"] = key
     return key
+
+
+def _ctx_full_key(ctx: Ctx) -> tuple:
+    """Everything in a ctx that `deps` output depends on, `call_at` included."""
+    key = ctx.__dict__.get("_full_key")
+    if key is None:
+        key = (ctx.path, ctx.fn, ctx.call_at,
+               tuple(sorted((k, id(e), _ctx_full_key(c)) for k, (e, c) in ctx.subst.items())))
+        ctx.__dict__["_full_key"] = key
+    return key
+
+
+@dataclass(frozen=True)
+class DepSummary:
+    """`deps` output, deduplicated the way `link` consumes it (graph_build.populate):
+    `items` - occurrence key -> (node, named expr, ctx), first occurrences in order; an
+    env node has one entry per distinct read (named expr, its default, ctx), any other
+    node one entry; `last` - node -> transform of its last occurrence, in the order of
+    last occurrences."""
+
+    items: dict[tuple, tuple[str, Expr, Ctx]]
+    last: dict[str, str | None]
+
+    @staticmethod
+    def one(node: str, named: Expr, ctx: Ctx, transform: str | None) -> DepSummary:
+        return DepSummary({_occurrence(node, named, ctx): (node, named, ctx)}, {node: transform})
+
+    @staticmethod
+    def concat(parts: list[DepSummary]) -> DepSummary:
+        parts = [p for p in parts if p.last]
+        if len(parts) <= 1:
+            return parts[0] if parts else _EMPTY_SUMMARY
+        items: dict[tuple, tuple[str, Expr, Ctx]] = {}
+        last: dict[str, str | None] = {}
+        for part in parts:
+            for key, item in part.items.items():
+                items.setdefault(key, item)
+            for node, transform in part.last.items():
+                last.pop(node, None)  # moves to the end: the later occurrence
+                last[node] = transform
+        return DepSummary(items, last)
+
+    def mapped(self, transform: Any, env_default: Any) -> DepSummary:
+        """Each occurrence's transform through `transform`; with `env_default` (a call
+        looked through), env reads without a default of their own get the call's."""
+        if not self.last:
+            return self
+        items = self.items
+        if env_default is not None:
+            items = {}
+            for key, (node, named, ctx) in self.items.items():
+                if node.startswith("env:") and named.get("default") is None:
+                    named = {**named, "default_value": env_default(), "_base": named.get("_base", named)}
+                    key = _occurrence(node, named, ctx)
+                items.setdefault(key, (node, named, ctx))
+        return DepSummary(items, {node: transform(t) for node, t in self.last.items()})
+
+
+def _occurrence(node: str, named: Expr, ctx: Ctx) -> tuple:
+    if not node.startswith("env:"):
+        return (node,)
+    base = named.get("_base", named)
+    default = id(named["default_value"]) if "default_value" in named else None
+    return (node, id(base), default, _ctx_full_key(ctx))
+
+
+_EMPTY_SUMMARY = DepSummary({}, {})
 
 
 def _walk(expr: Any) -> Iterator[Expr]:

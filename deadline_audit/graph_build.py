@@ -18,10 +18,15 @@ def populate(graph: TimeoutGraph) -> None:
     todo: list[str] = []
 
     def link(target: str, expr: Expr | None, ctx: Ctx, unit: str | None, at: Location | None) -> None:
-        for node, named, dep_ctx, transform in graph.deps(expr, ctx):
+        # the same graph as walking every `graph.deps(expr, ctx)` tuple: nodes made at
+        # their first occurrence, each edge keeping the transform of its last one, and
+        # symbols queued in the order of their last occurrence (the queue is a stack)
+        summary = graph.dep_summary(expr, ctx)
+        for node, named, dep_ctx in summary.items.values():
             _ensure_node(graph, node, named, dep_ctx, unit)
-            g.add_edge(node, target, key="flows", kind="flows", transform=transform or "identity",
+            g.add_edge(node, target, key="flows", kind="flows", transform=summary.last[node] or "identity",
                        **_loc_attrs(at))
+        for node in summary.last:
             if node.startswith("sym:") and node not in done:
                 todo.append(node)
 
