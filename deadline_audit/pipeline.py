@@ -242,6 +242,29 @@ def _dispatch(job: ExtractJob, data: bytes, catalog: Catalog) -> FileFacts:
     return FileFacts(path=job.display, kind=job.kind, lines=text.count("\n"))
 
 
+_worker_catalog: Catalog | None = None
+
+
+def _set_worker_catalog(catalog: Catalog) -> None:
+    """Pool initializer: the catalog crosses to each worker once, not with every file."""
+    global _worker_catalog
+    _worker_catalog = catalog
+
+
+def _extract_in_worker(job: ExtractJob) -> FileFacts:
+    assert _worker_catalog is not None
+    return extract_one(job, _worker_catalog)
+
+
+def _import_extractors(kinds: set[str]) -> None:
+    """Import the extractors (libcst, tree-sitter) in the parent, so forked workers
+    share them instead of each importing them again."""
+    if "go" in kinds or "gomod" in kinds:
+        import deadline_audit.extract.go  # noqa: F401
+    if "python" in kinds:
+        import deadline_audit.extract.python  # noqa: F401
+
+
 def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | None, *,
                  jobs: int, progress: bool) -> list[FileFacts]:
     results: list[FileFacts | None] = [None] * len(planned)
@@ -261,8 +284,10 @@ def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache |
     if jobs > 1 and len(todo) > 8:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            done = pool.map(extract_one, [planned[i] for i in todo], [catalog] * len(todo), chunksize=16)
+        _import_extractors({planned[i].kind for i in todo})  # once, before the workers fork
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_set_worker_catalog,
+                                 initargs=(catalog,)) as pool:
+            done = pool.map(_extract_in_worker, [planned[i] for i in todo], chunksize=8)
             for i, facts in zip(todo, done):
                 results[i] = facts
     elif progress and len(todo) > 200:
