@@ -445,7 +445,7 @@ def report(
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules to skip: IDs or prefixes, comma separated, repeatable (adds to `ignore`).")] = None,
     config_file: ConfigOpt = None,
     env_file: EnvFileOpt = None,
-    jobs: JobsOpt = 1,
+    jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Architecture review: every timeout in the system, where its value comes from, what is wrong."""
@@ -457,7 +457,7 @@ def report(
     targets = _paths(paths)
     config = _load_config(targets, config_file, select=select, ignore=ignore, env_files=env_file)
     try:
-        review = analyse_for_review(targets, config, jobs=jobs, use_cache=not no_cache)
+        review = analyse_for_review(targets, config, jobs=_jobs(jobs), use_cache=not no_cache)
         text, extra = render_review(review, fmt, output_stem=output.stem if output is not None else None)
     except Exception as e:
         _internal_error("writing the review", e)
