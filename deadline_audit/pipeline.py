@@ -242,18 +242,24 @@ def _dispatch(job: ExtractJob, data: bytes, catalog: Catalog) -> FileFacts:
     return FileFacts(path=job.display, kind=job.kind, lines=text.count("\n"))
 
 
-_worker_catalog: Catalog | None = None
+_worker_state: tuple[Catalog, FactCache | None] | None = None
 
 
-def _set_worker_catalog(catalog: Catalog) -> None:
+def _init_worker(catalog: Catalog, cache: FactCache | None) -> None:
     """Pool initializer: the catalog crosses to each worker once, not with every file."""
-    global _worker_catalog
-    _worker_catalog = catalog
+    global _worker_state
+    _worker_state = (catalog, cache)
 
 
-def _extract_in_worker(job: ExtractJob) -> FileFacts:
-    assert _worker_catalog is not None
-    return extract_one(job, _worker_catalog)
+def _extract_in_worker(job: ExtractJob, key: str | None) -> FileFacts:
+    """Extract, and write the cache entry here: serialising facts is a share of the work
+    worth spreading over the workers too."""
+    assert _worker_state is not None
+    catalog, cache = _worker_state
+    facts = extract_one(job, catalog)
+    if cache is not None and key is not None:
+        cache.put(key, facts)
+    return facts
 
 
 def _import_extractors(kinds: set[str]) -> None:
@@ -281,15 +287,18 @@ def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache |
                     results[i] = hit
                     continue
         todo.append(i)
+    todo_to_write = todo
     if jobs > 1 and len(todo) > 8:
         from concurrent.futures import ProcessPoolExecutor
 
         _import_extractors({planned[i].kind for i in todo})  # once, before the workers fork
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_set_worker_catalog,
-                                 initargs=(catalog,)) as pool:
-            done = pool.map(_extract_in_worker, [planned[i] for i in todo], chunksize=8)
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_init_worker,
+                                 initargs=(catalog, cache)) as pool:
+            done = pool.map(_extract_in_worker, [planned[i] for i in todo], [keys.get(i) for i in todo],
+                            chunksize=8)
             for i, facts in zip(todo, done):
                 results[i] = facts
+        todo_to_write = []  # the workers wrote their cache entries
     elif progress and len(todo) > 200:
         # a large tree on a terminal: show where extraction is (stderr, never stdout)
         from rich.console import Console
@@ -304,7 +313,7 @@ def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache |
         for i in todo:
             results[i] = extract_one(planned[i], catalog)
     if cache is not None:
-        for i in todo:
+        for i in todo_to_write:
             if i in keys:
                 cache.put(keys[i], results[i])
     return [r for r in results if r is not None]

@@ -314,3 +314,19 @@ def test_parallel_results_equal_one_job(tree, tmp_path, monkeypatch):
     assert one.exit_code == two.exit_code == 0
     assert _json_without_timing(one.output) == _json_without_timing(two.output)
     assert json.loads(one.output)["summary"]["files_scanned"] > 8  # enough files for the pool
+
+
+def test_parallel_workers_write_the_cache(tmp_path, monkeypatch):
+    """With --jobs 2 the workers write the cache entries; the next run parses nothing and
+    reports the same."""
+    target = tmp_path / "gen"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), str(target), "--lines", "3000",
+                    "--seed", "4"], check=True, capture_output=True)
+    monkeypatch.chdir(target)
+    cold = run_cli("check", "--jobs", "2", "--format", "json", "--exit-zero")
+    extracted = []
+    real = pipeline.extract_one
+    monkeypatch.setattr(pipeline, "extract_one", lambda job, catalog: extracted.append(job) or real(job, catalog))
+    warm = run_cli("check", "--jobs", "1", "--format", "json", "--exit-zero")
+    assert extracted == []
+    assert _json_without_timing(cold.output) == _json_without_timing(warm.output)
