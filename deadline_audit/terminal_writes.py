@@ -297,8 +297,9 @@ class TerminalWrites:
     @staticmethod
     def verb(token: str, verbs: set[str]) -> bool:
         """`token` is one of `verbs`, or its -s/-es/-d/-ed/-ing form."""
-        return token in verbs or any(token.startswith(v) and token[len(v):] in ("s", "es", "d", "ed", "ing")
-                                     for v in verbs)
+        # token == verb + suffix, tested per suffix (5 look-ups) rather than per verb
+        return token in verbs or any(token.endswith(s) and token[:-len(s)] in verbs
+                                     for s in ("s", "es", "d", "ed", "ing"))
 
     @staticmethod
     def _noun(token: str, nouns: set[str]) -> bool:
