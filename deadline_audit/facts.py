@@ -74,7 +74,7 @@ class SymbolDecl:
     """A declared symbol: const, var, field, param, local, func, method, type."""
 
     sym: str
-    kind: str  # const | var | field | param | local | func | method | type | class
+    kind: str  # const | var | field | param | local | func | method | type | class | imethod (Go interface method)
     span: Span
     type: str | None = None  # declared/obvious type, qualified (see module doc)
     type_of: Expr | None = None  # when the type follows from an expr (`x := pkg.New()`)

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import networkx as nx
 
+from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
 from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl
@@ -79,6 +80,7 @@ class Lease:
     kind: str = "helper"  # helper | temporal
     unit: str = "s"
     name: str | None = None  # a short string argument naming the lease ("model_call")
+    body_sites: list[str] = field(default_factory=list)  # sites written inside the lease's own body
 
 
 class TimeoutGraph:
@@ -104,7 +106,20 @@ class TimeoutGraph:
         self._memo: dict[tuple, Any] = {}
         self._active: set[tuple] = set()
         self._summaries: dict[tuple, DepSummary] = {}  # see dep_summary()
+        self._callgraph = None
+        self._callee_cache: dict[tuple[str, str], str | None] = {}
+        self._calls_active: set[str] = set()  # summarised calls being evaluated (recursion guard)
+        self._deps_active: set[str] = set()
         self._index(facts)
+
+    @property
+    def callgraph(self):
+        """The call graph with dispatch (analysis/callgraph.py), built once."""
+        if self._callgraph is None:
+            from deadline_audit.analysis.callgraph import CallGraph
+
+            self._callgraph = CallGraph(self)
+        return self._callgraph
 
     # -- indexing ---------------------------------------------------------------------
     def _index(self, facts: list[FileFacts]) -> None:
@@ -128,11 +143,36 @@ class TimeoutGraph:
                 self.config_values[cv.key].append((f.path, cv))
             if f.kind == "gomod" and f.module:
                 self.go_versions[f.module] = f.go_version or ""
+        self._link_self_methods()
         self._index_env(facts)
         self._bind_params()
         from deadline_audit.config_tags import bind_config_tags
 
         bind_config_tags(self)
+        # types memoised while parameters were still being bound may have missed them
+        # (the call graph's indexes are static: it is kept)
+        self._memo.clear()
+        self._callee_cache.clear()
+
+    def _link_self_methods(self) -> None:
+        """`self.m(…)` written before `m` is defined in its class reaches the extractor as a
+        method of an unknown receiver: name the enclosing class's method."""
+        for fn_sym, calls in self.calls_in.items():
+            owner = fn_sym
+            while owner in self.functions and self.functions[owner][0].receiver_type is None:
+                owner = self.functions[owner][0].enclosing
+            if owner not in self.functions:
+                continue
+            rtype = self.functions[owner][0].receiver_type or ""
+            if not rtype.startswith("py:"):
+                continue
+            for call, _ in calls:
+                x = call.callee.get("x") or {}
+                if call.callee.get("k") == "method" and x.get("k") == "unknown" and x.get("text") in ("self", "cls"):
+                    target = f"sym:{rtype}.{call.callee['name']}"
+                    if target in self.functions:  # in place: argument exprs share this dict
+                        call.callee.clear()
+                        call.callee.update({"k": "fnref", "sym": target})
 
     def _index_env(self, facts: list[FileFacts]) -> None:
         env_files = [f for f in facts if f.kind == "env"]
@@ -262,27 +302,28 @@ class TimeoutGraph:
         return None
 
     def resolve_callee(self, callee: Expr | None, ctx: Ctx, depth: int = 0) -> str | None:
+        """The one function a call runs: a direct callee or a method of the receiver's
+        own type, else the single target dispatch finds (see `resolve_callees`)."""
         if not callee or depth > 12:
             return None
-        k = callee.get("k")
-        if k == "fnref":
-            sym = callee["sym"]
-            if sym in self.functions:
-                return sym
-            init = f"{sym}.__init__"  # a Python class called as a constructor
-            return init if init in self.functions else None
-        if k == "method":
+        key = (repr(callee), ctx.path) if not ctx.subst and depth == 0 else None
+        if key is not None and key in self._callee_cache:
+            return self._callee_cache[key]
+        result = None
+        if callee.get("k") == "method":
             sym = self.member(self.type_of(callee.get("x"), ctx, depth + 1), callee["name"], ctx.path)
-            return sym if sym in self.functions else None
-        if k == "ref":  # a method value (`m.fetch`) or a function held in a variable/field
-            if callee["sym"] in self.functions:
-                return callee["sym"]
-            for b, path in self.bindings.get(callee["sym"], ())[:4]:
-                if b.expr.get("k") in ("fnref", "method", "ref") and b.expr is not callee:
-                    found = self.resolve_callee(b.expr, Ctx(path), depth + 1)
-                    if found:
-                        return found
-        return None
+            if sym in self.functions:
+                result = sym
+        if result is None:
+            found = self.callgraph.targets(callee, ctx, depth)
+            result = found[0] if len(found) == 1 else None
+        if key is not None:  # by content: callers also pass exprs they build on the fly
+            self._callee_cache[key] = result
+        return result
+
+    def resolve_callees(self, callee: Expr | None, ctx: Ctx) -> tuple[str, ...]:
+        """Every function a call may run (interface and Protocol dispatch, function values)."""
+        return self.callgraph.targets(callee, ctx)
 
     # -- values -----------------------------------------------------------------------
     def seconds(self, expr: Expr | None, ctx: Ctx, unit: str | None, scenario: str = "effective") -> float | None:
@@ -347,16 +388,36 @@ class TimeoutGraph:
         self._memo[key] = result
         return result
 
+    def string_transform(self, expr: Expr, ctx: Ctx) -> Expr | None:
+        """The operand of a call that leaves a string's meaning alone (catalog
+        `string_transforms`: `raw.strip()`, `strings.TrimSpace(raw)`), else None."""
+        fn = expr.get("fn") or {}
+        lang = self.lang.get(ctx.path)
+        spec = self.catalog.table("go" if lang == "go" else "python", "string_transforms")
+        if fn.get("k") == "method" and fn.get("name") in spec.get("methods", ()) and not expr.get("args"):
+            return fn.get("x")
+        if fn.get("k") == "ext" and fn.get("name") in spec.get("funcs", ()) and expr.get("args"):
+            return expr["args"][0]
+        return None
+
     def _call_value(self, expr: Expr, ctx: Ctx, scenario: str, depth: int) -> Any:
+        inner_text = self.string_transform(expr, ctx)
+        if inner_text is not None:
+            return self.value(inner_text, ctx, scenario, depth)
         callee = self.resolve_callee(expr.get("fn"), ctx)
-        if callee is None:
-            return None
+        if callee is None or callee in self._calls_active or len(self._calls_active) > 12:
+            return None  # a recursive function (or a chain this deep) has no static value
         fn, path = self.functions[callee]
         inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
         env_values, plain = [], []
-        for ret in fn.returns:
-            v = self.value(ret, inner, scenario, depth)
-            (env_values if _reads_env(ret, self, inner) else plain).append(v)
+        summary = env_reader(self, callee)
+        self._calls_active.add(callee)
+        try:
+            for i, ret in enumerate(fn.returns):
+                v = self.value(ret, inner, scenario, depth)
+                (env_values if summary is not None and summary.env_returns[i] else plain).append(v)
+        finally:
+            self._calls_active.discard(callee)
         # A helper "env value if set, else default" returns both: the env-derived return
         # wins when it resolves (the variable is set); else the others decide.
         chosen = [v for v in env_values if v is not None]
@@ -421,12 +482,19 @@ class TimeoutGraph:
             line, col = expr["at"][:2]
             return DepSummary.one(f"lit:{ctx.path}:{line}:{col}", expr, ctx, None)
         if k == "call":
+            operand = self.string_transform(expr, ctx)
+            if operand is not None:
+                return self._dep_summary(operand, ctx, depth + 1)
             callee = self.resolve_callee(expr.get("fn"), ctx)
-            if callee is None:
-                return _EMPTY_SUMMARY
+            if callee is None or callee in self._deps_active or len(self._deps_active) > 12:
+                return _EMPTY_SUMMARY  # unresolved, or a recursive helper: no static source
             fn, path = self.functions[callee]
             inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
-            inner_summary = DepSummary.concat([self._dep_summary(ret, inner, depth + 1) for ret in fn.returns])
+            self._deps_active.add(callee)
+            try:
+                inner_summary = DepSummary.concat([self._dep_summary(ret, inner, depth + 1) for ret in fn.returns])
+            finally:
+                self._deps_active.discard(callee)
             via = f"call {callee.rsplit('.', 1)[-1]}"
             fallback: dict[str, Any] = {}
 
@@ -438,7 +506,7 @@ class TimeoutGraph:
 
             return inner_summary.mapped(lambda t: via if t in (None, "env_read") else t, default_of_call)
         if k in ("op", "conv", "or"):
-            transform = expr.get("op") or expr.get("t") or "or"
+            transform = _transform_of(expr)
             children = expr.get("args") or ([expr["x"]] if "x" in expr else [])
             return DepSummary.concat(
                 [self._dep_summary(child, ctx, depth + 1) for child in children]
@@ -477,27 +545,39 @@ class TimeoutGraph:
             line, col = expr["at"][:2]
             yield f"lit:{ctx.path}:{line}:{col}", expr, ctx, None
         elif k == "call":
+            operand = self.string_transform(expr, ctx)
+            if operand is not None:
+                yield from self.deps(operand, ctx, depth + 1)
+                return
             callee = self.resolve_callee(expr.get("fn"), ctx)
-            if callee is not None:
-                fn, path = self.functions[callee]
-                inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
-                fallback = None
-                for ret in fn.returns:
-                    for dep in self.deps(ret, inner, depth + 1):
-                        named = dep[1]
-                        if dep[0].startswith("env:") and named.get("default") is None:
-                            # a helper's default is its other return: what the call gives unset
-                            if fallback is None:
-                                fallback = {"v": self.value(expr, ctx, "default")}
-                            named = {**named, "default_value": fallback["v"]}
-                        via = f"call {callee.rsplit('.', 1)[-1]}"
-                        yield dep[0], named, dep[2], via if dep[3] in (None, "env_read") else dep[3]
+            if callee is not None and callee not in self._deps_active and len(self._deps_active) <= 12:
+                self._deps_active.add(callee)
+                try:
+                    yield from self._call_deps(expr, ctx, callee, depth)
+                finally:
+                    self._deps_active.discard(callee)
         elif k in ("op", "conv", "or"):
-            transform = expr.get("op") or expr.get("t") or "or"
+            transform = _transform_of(expr)
             children = expr.get("args") or ([expr["x"]] if "x" in expr else [])
             for child in children:
                 for dep in self.deps(child, ctx, depth + 1):
                     yield dep[0], dep[1], dep[2], dep[3] or transform
+
+    def _call_deps(self, expr: Expr, ctx: Ctx, callee: str, depth: int) -> Iterator[tuple[str, Expr, Ctx, str | None]]:
+        """The sources of a summarised call: its returns, with the call's arguments."""
+        fn, path = self.functions[callee]
+        inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
+        fallback = None
+        for ret in fn.returns:
+            for dep in self.deps(ret, inner, depth + 1):
+                named = dep[1]
+                if dep[0].startswith("env:") and named.get("default") is None:
+                    # a helper's default is its other return: what the call gives unset
+                    if fallback is None:
+                        fallback = {"v": self.value(expr, ctx, "default")}
+                    named = {**named, "default_value": fallback["v"]}
+                via = f"call {callee.rsplit('.', 1)[-1]}"
+                yield dep[0], named, dep[2], via if dep[3] in (None, "env_read") else dep[3]
 
     def sources(self, node: str) -> set[str]:
         """Root nodes (no incoming flows) that feed `node`."""
@@ -513,24 +593,10 @@ class TimeoutGraph:
 
     # -- call graph -------------------------------------------------------------------
     def callees(self, fn_sym: str) -> set[str]:
-        found = set()
-        fn_path = self.functions[fn_sym][1] if fn_sym in self.functions else ""
-        for call, path in self.calls_in.get(fn_sym, ()):
-            target = self.resolve_callee(call.callee, Ctx(path or fn_path))
-            if target:
-                found.add(target)
-        found.update(self.closures.get(fn_sym, ()))
-        return found
+        return set(self.callgraph.callees(fn_sym))
 
     def reachable(self, roots: list[str], limit: int = 400) -> set[str]:
-        seen, todo = set(), list(roots)
-        while todo and len(seen) < limit:
-            sym = todo.pop()
-            if sym in seen or sym not in self.functions:
-                continue
-            seen.add(sym)
-            todo.extend(self.callees(sym) - seen)
-        return seen
+        return self.callgraph.reachable(roots, limit)
 
     def used_symbols(self, fn_sym: str) -> set[str]:
         """Fields/variables a function reads (its own uses, call receivers and args)."""
@@ -665,18 +731,20 @@ class TimeoutGraph:
                     location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
                     function=caller, duration=duration, ctx=ctx, operations=ops, helper=target, unit=unit,
                     name=name))
+        from deadline_audit.analysis.leases import structural_leases
+
+        known = {lease.id for lease in found}
+        found.extend(lease for lease in structural_leases(self, helpers) if lease.id not in known)
         self._memo[memo_key] = found
         return found
 
     def operation_functions(self, expr: Expr | None, ctx: Ctx) -> list[str]:
         if not expr:
             return []
-        if expr.get("k") in ("fnref", "method", "ref"):
-            target = self.resolve_callee(expr, ctx)
-            return [target] if target else []
+        if expr.get("k") in ("fnref", "method", "ref", "field"):
+            return list(self.resolve_callees(expr, ctx))
         if expr.get("k") == "call":  # a coroutine object passed as the operation
-            target = self.resolve_callee(expr.get("fn"), ctx)
-            return [target] if target else []
+            return list(self.resolve_callees(expr.get("fn"), ctx))
         return []
 
     def http_handlers(self) -> set[str]:
@@ -742,11 +810,35 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
         memo[dotted] = result
         return result
 
+    # A package re-exports a submodule's name (`from pkg.sub import X` in pkg/__init__.py):
+    # `pkg.X` stands for the one module-level `pkg.<…>.X` defined below it.
+    defined = {d.sym[7:] for f in facts if f.kind == "python" for d in f.decls
+               if d.kind in ("class", "func", "var", "const") and d.sym.startswith("sym:py:")}
+    below: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for full in defined:
+        mod, _, name = full.rpartition(".")
+        if mod in modules:
+            parts = mod.split(".")
+            for i in range(1, len(parts)):
+                below[(".".join(parts[:i]), name)].add(full)
+
+    def reexported(dotted: str) -> str:
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            mod = ".".join(parts[:i])
+            if mod in modules:
+                head = f"{mod}.{parts[i]}"
+                hits = below.get((mod, parts[i]), ())
+                if head not in defined and len(hits) == 1:
+                    return ".".join([next(iter(hits)), *parts[i + 1:]])
+                break
+        return dotted
+
     def canon(value: str) -> str:
         if value.startswith("sym:py:"):
-            return "sym:py:" + canon_dotted(value[7:])
+            return "sym:py:" + reexported(canon_dotted(value[7:]))
         if value.startswith("py:"):
-            return "py:" + canon_dotted(value[3:])
+            return "py:" + reexported(canon_dotted(value[3:]))
         return value
 
     def fix(expr):
@@ -901,45 +993,12 @@ def _walk(expr: Any) -> Iterator[Expr]:
             yield from _walk(item)
 
 
-def _reads_env(expr: Expr, graph: TimeoutGraph, ctx: Ctx) -> bool:
-    """Does any of `graph.deps(expr, ctx)` name an env node? The same walk as `deps`, as
-    a yes/no question: a subtree (same expr, equivalent ctx) already searched with at
-    least as much depth budget is not searched again. Enumerating `deps` here was
-    exponential on helpers whose locals and returns share subexpressions (river: 38M
-    `deps` calls, 21 s of graph building)."""
-    searched: dict[tuple, int] = {}
-
-    def walk(e: Expr | None, c: Ctx, depth: int) -> bool:
-        if not e or depth > _MAX_DEPTH:
-            return False
-        key = (id(e), _ctx_key(c))
-        if searched.get(key, _MAX_DEPTH + 1) <= depth:
-            return False  # searched before with more budget, and nothing was found
-        searched[key] = depth
-        k = e.get("k")
-        if k == "ref":
-            sym = e["sym"]
-            if sym in c.subst:
-                arg, arg_ctx = c.subst[sym]
-                return walk(arg, arg_ctx, depth + 1)
-            if c.local(sym):
-                return any(walk(b.expr, c, depth + 1) for b, _ in graph.bindings.get(sym, ())[:8])
-            return False
-        if k == "env":
-            return isinstance(graph.value(e.get("name"), c), str)
-        if k == "call":
-            callee = graph.resolve_callee(e.get("fn"), c)
-            if callee is None:
-                return False
-            fn, path = graph.functions[callee]
-            inner = Ctx(path, graph.call_subst(fn, e, c), c.call_at or _at(e, c), callee)
-            return any(walk(ret, inner, depth + 1) for ret in fn.returns)
-        if k in ("op", "conv", "or"):
-            children = e.get("args") or ([e["x"]] if "x" in e else [])
-            return any(walk(child, c, depth + 1) for child in children)
-        return False
-
-    return walk(expr, ctx, 0)
+def _transform_of(expr: Expr) -> str:
+    transform = expr.get("op") or expr.get("t") or "or"
+    args = expr.get("args") or []
+    if transform == "div" and len(args) == 2 and (args[1] or {}).get("k") == "num" and (args[1] or {}).get("u") == "ns":
+        return "unit_count"  # a Duration counted in a unit (`d / time.Second`): the same duration
+    return transform
 
 
 def _arg(call: CallFact, fn: FunctionFact, index: int) -> Expr | None:

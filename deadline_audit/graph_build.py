@@ -9,7 +9,7 @@ from deadline_audit.durations import Quantity
 from deadline_audit.facts import Expr
 from deadline_audit.findings import Location
 from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, to_seconds
-from deadline_audit.report.humanize import format_seconds
+from deadline_audit.duration_text import format_seconds
 
 
 def populate(graph: TimeoutGraph) -> None:

@@ -9,7 +9,6 @@ a deterministic order (path, line, column, rule).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
 import pathspec
@@ -17,7 +16,10 @@ import pathspec
 from deadline_audit.config import Config, best_match, rule_enabled
 from deadline_audit.fingerprints import assign_fingerprints, fingerprint_path
 from deadline_audit.findings import Finding
+from deadline_audit.source_lines import make_line_reader
 from deadline_audit.suppressions import is_suppressed
+
+__all__ = ["finalize", "make_line_reader", "severity_for", "sort_key"]
 
 
 def sort_key(f: Finding) -> tuple:
@@ -32,20 +34,6 @@ def severity_for(rule_id: str, default: str, overrides: dict[str, str]) -> str:
         if score > best:
             best, level = score, sev
     return level
-
-
-def make_line_reader(cwd: Path | None = None) -> Callable[[str], list[str]]:
-    """A cached `display path -> lines` reader (undecodable bytes replaced)."""
-    base = cwd or Path.cwd()
-
-    @lru_cache(maxsize=512)
-    def read_lines(path: str) -> list[str]:
-        try:
-            return (base / path).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return []
-
-    return read_lines
 
 
 class _TestFiles:

@@ -55,6 +55,9 @@ class TerminalWrites:
         self.never_receivers = set(names.get("not_terminal_receivers", ()))
         self.never_methods = set(names.get("not_terminal_methods", ()))
         self.sql = [re.compile(p) for p in data.get("sql", {}).get("patterns", ())]
+        orm = data.get("sql", {})
+        self._orm = {"update": set(orm.get("orm_update", ())), "set": set(orm.get("orm_set", ())),
+                     "columns": set(orm.get("columns", ()))}
         go = data.get("go", {})
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
@@ -80,7 +83,7 @@ class TerminalWrites:
         return found
 
     def _is_terminal(self, call: CallFact, path: str | None) -> bool:
-        if any(self._sql(a) for a in call.args):
+        if any(self._sql(a) or self._orm_update(a) for a in call.args):
             return True
         target = self._target(call, path)
         if target is not None:
@@ -272,6 +275,28 @@ class TerminalWrites:
                     continue
                 x = x.get("x")
         return out
+
+    def _orm_update(self, expr: Expr) -> bool:
+        """A query-builder UPDATE that sets a status column (`update(Run)…values(state=…)`),
+        unless it sets a state that is not an end."""
+        sql = self._orm
+        sets, built = None, False
+        node = expr
+        for _ in range(8):
+            if not isinstance(node, dict) or node.get("k") != "call":
+                break
+            fn = node.get("fn") or {}
+            name = (fn.get("name") or fn.get("sym") or "").rsplit(".", 1)[-1]
+            if name in sql["set"] and sets is None:
+                sets = node.get("kw") or {}
+            if name in sql["update"]:
+                built = True
+                break
+            node = fn.get("x")
+        if not built or not sets or not sql["columns"] & set(sets):
+            return False
+        values = [v.get("v", "").lower() for k, v in sets.items() if k in sql["columns"] and v.get("k") == "str"]
+        return not values or any(v not in self.never_states for v in values)
 
     def _sql(self, expr: Expr) -> bool:
         """SQL that sets a status column — unless it sets it to a state that is not an end

@@ -52,14 +52,19 @@ def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verd
     verdicts: dict[str, list[Verdict]] = {}
     by_function: dict[str | None, list] = defaultdict(list)
     by_carrier: dict[str, list] = defaultdict(list)
+    hard_by_id: dict[str, tuple] = {}
     for site, path in graph.sites:
         if _is_hard(graph, site):
+            hard_by_id[site.id] = (site, path)
             by_function[site.function].append((site, path))
             for holder in graph.carriers(site, path):
                 by_carrier[holder].append((site, path))
     for lease in graph.leases():
         supervised = graph.reachable(lease.operations)
         candidates: dict[str, tuple] = {}
+        for site_id in lease.body_sites:
+            if site_id in hard_by_id:
+                candidates.setdefault(site_id, (*hard_by_id[site_id], "inside the lease's body"))
         for fn in supervised:
             for site, path in by_function.get(fn, ()):
                 candidates.setdefault(site.id, (site, path, "inside the supervised operation"))
@@ -67,6 +72,10 @@ def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verd
                 for site, path in by_carrier.get(holder, ()):
                     candidates.setdefault(site.id, (site, path, "on the client the supervised operation uses"))
         for site, path, how in candidates.values():
+            if how.startswith("on the client") and _overridden(graph, site, path, supervised):
+                verdicts.setdefault(site.id, []).append(
+                    Verdict(lease.id, False, "every supervised request passes its own timeout"))
+                continue
             if site.role == "read_timeout" and _streamed(graph, site, path, supervised):
                 verdicts.setdefault(site.id, []).append(
                     Verdict(lease.id, False, "a per-read timeout on a streamed call is an idle timeout"))
@@ -107,6 +116,22 @@ def _streamed(graph: TimeoutGraph, site, path: str, supervised: set[str]) -> boo
     return False
 
 
+def _overridden(graph: TimeoutGraph, site, path: str, supervised: set[str]) -> bool:
+    """Does every supervised request made through this client pass its own timeout?"""
+    lang = "go" if site.api.startswith("go:") else "python"
+    kws = set(graph.catalog.table(lang, "request_timeout").get("kw", ()))
+    if not kws:
+        return False
+    carriers = graph.carriers(site, path)
+    through = []
+    for fn in supervised:
+        for call, call_path in graph.calls_in.get(fn, ()):
+            chain = _receiver_chain(call.callee)
+            if chain and carriers & {graph.resolve_sym(x, Ctx(call_path)) for x in chain}:
+                through.append(call)
+    return bool(through) and all(kws & set(call.kw) for call in through)
+
+
 def _receiver_chain(callee: dict) -> list[dict]:
     chain, x = [], callee.get("x")
     while isinstance(x, dict) and x.get("k") in ("field", "ref", "method", "call"):
@@ -145,7 +170,7 @@ def _common_identity_source(graph: TimeoutGraph, a: str, b: str) -> str | None:
 
 def _identity_path(graph: TimeoutGraph, source: str, target: str) -> bool:
     path = graph.flow_path(source, target)
-    identity = {"identity", "env_read", "parse_duration", "go_duration", "number"}
+    identity = {"identity", "env_read", "parse_duration", "go_duration", "number", "unit_count"}
     for u, v in zip(path, path[1:]):
         edges = graph.g.get_edge_data(u, v) or {}
         if not any(e.get("transform", "identity") in identity or e.get("transform", "").startswith("call ")

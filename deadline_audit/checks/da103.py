@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from deadline_audit.analysis.leases import row_lease_writers
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.facts import CallFact, Expr
 from deadline_audit.findings import Finding, Location, Related
@@ -47,22 +48,29 @@ class Ttl:
 class Loop:
     periods: list[str] = field(default_factory=list)  # period site ids
     ttls: list[Ttl] = field(default_factory=list)
+    additive: bool = False  # renewed by an extension that adds to the TTL left (redis-py extend)
+    temporal: bool = False  # renewed by Temporal heartbeats: the TTL depends on the activity
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     ratio = float(options.get("warn-ratio", _default_ratio()))
-    for _, loop in sorted(renewal_loops(graph).items()):
+    loops = sorted(renewal_loops(graph).items())
+    loops.extend(sorted(_option_pairs(graph).items()))
+    for (fn_sym, _), loop in loops:
         ttls = {t.key: t for t in loop.ttls}
         if not loop.periods or not ttls:
             continue
         values = {t.seconds for t in ttls.values()}
+        if len(values) != 1 or None in values or any(_seconds(graph, p) is None for p in loop.periods):
+            # a helper whose period is its parameter: compared at each call, with what it renews there
+            yield from _per_call_site(graph, fn_sym, loop, ratio)
         if len(values) != 1 or None in values:
             continue  # unresolved, or two candidate TTLs that disagree: no link
         ttl = min(ttls.values(), key=lambda t: (t.location.path, t.location.line))
         t = ttl.seconds
         for period in sorted(set(loop.periods)):
             p = _seconds(graph, period)
-            if p is None or p <= 0 or t <= 0 or p <= t * ratio:
+            if p is None or p <= 0 or t <= 0 or p <= t * ratio or (loop.additive and p < t):
                 continue
             yield _finding(graph, period, ttl, p, t, ratio)
 
@@ -100,7 +108,11 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
                     entry.periods.extend(tickers.get(graph.resolve_sym(tick, Ctx(path)), ()))
         for m, _ in renews.get(fn_sym, ()):
             if m.get("loop"):
-                loops.setdefault((fn_sym, m["loop"]), Loop()).ttls.extend(ttl_of_renew(m, fn_sym))
+                entry = loops.setdefault((fn_sym, m["loop"]), Loop())
+                found = ttl_of_renew(m, fn_sym)
+                entry.ttls.extend(found)
+                entry.additive = entry.additive or bool(found and ttl_of_renew.additive(m))
+                entry.temporal = entry.temporal or ttl_of_renew.is_temporal(m)
         for call, cpath in graph.calls_in.get(fn_sym, ()):
             loop = call.extra.get("loop")
             if not loop:
@@ -116,6 +128,93 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
                     entry.ttls.extend(ttl_of_renew(m, fn_sym))
     graph._memo[key] = loops
     return loops
+
+
+def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) -> Iterable[Finding]:
+    """A renewal helper whose period is a parameter (`pulse(period)` with a
+    `sleep(period)` loop, here or in a closure): at each call of the helper, the argument
+    is the period and — for Temporal heartbeats — the calling activity's HeartbeatTimeout
+    is the TTL. Reported at the argument."""
+    sites = {s.id: (s, p) for s, p in graph.sites if s.id in set(loop.periods)}
+    chain = [loop_fn]
+    while chain[-1] in graph.functions and graph.functions[chain[-1]][0].enclosing:
+        chain.append(graph.functions[chain[-1]][0].enclosing)
+    static = [t for t in loop.ttls if not loop.temporal]
+    renew_ttls = _RenewTtls(graph, graph.catalog.file("leases")) if loop.temporal else None
+    for period_id in sorted(sites):
+        site, _ = sites[period_id]
+        value = site.value or {}
+        holder = next((h for h in chain if value.get("k") == "ref" and value["sym"] in graph.functions[h][0].params),
+                      None)
+        if holder is None:
+            continue
+        index = graph.functions[holder][0].params.index(value["sym"])
+        unit = site.unit or (graph.spec(site).unit if graph.spec(site) else None)
+        for call, path, caller in _calls_of(graph).get(holder, ()):
+            fn = graph.functions[holder][0]
+            arg = call.args[index] if index < len(call.args) else call.kw.get(fn.param_names[index])
+            if arg is None:
+                continue
+            p = graph.seconds(arg, Ctx(path), unit)
+            ttls = static or (renew_ttls.temporal().get(caller, []) if renew_ttls else [])
+            values = {t.seconds for t in ttls}
+            if p is None or p <= 0 or len(values) != 1 or None in values:
+                continue
+            ttl = min(ttls, key=lambda t: (t.location.path, t.location.line))
+            t = ttl.seconds
+            if t <= 0 or p <= t * ratio or (loop.additive and p < t):
+                continue
+            at = arg.get("at") or [call.span.line, call.span.column]
+            error = p >= t
+            name = holder.rsplit(".", 1)[-1]
+            head = (f"renewal every {describe_seconds(p)} (the period given to {name} here) is "
+                    + (f"not shorter than the {describe_seconds(t)} TTL it renews" if error else
+                       f"more than {ratio:g} of the {describe_seconds(t)} TTL it renews"))
+            consequence = ("the lease lapses before it is renewed, so another holder can take it while this one is alive"
+                           if error else "one slow or failed renewal lets the lease lapse while its holder is alive")
+            yield Finding(
+                rule_id=RULE_ID, rule=RULE_NAME, severity="error" if error else "warning",
+                message=f"{head}: {consequence}.",
+                location=Location(path, at[0], at[1]),
+                related=[Related(ttl.what, ttl.location),
+                         Related(f"{name} renews every {value['sym'].rsplit('.', 1)[-1]} here", location_of(graph, period_id))],
+                flow=[],
+                fix=f"renew at about a third of the TTL (every {describe_seconds(t / 3)}).",
+            )
+
+
+def _calls_of(graph: TimeoutGraph) -> dict[str, list[tuple[CallFact, str, str]]]:
+    """Callee → its call sites (call, path, calling function), built once."""
+    key = ("_da103_calls_of",)
+    if key not in graph._memo:
+        index: dict[str, list[tuple[CallFact, str, str]]] = {}
+        for caller, calls in graph.calls_in.items():
+            if caller is None:
+                continue
+            for call, path in calls:
+                target = graph.resolve_callee(call.callee, Ctx(path))
+                if target:
+                    index.setdefault(target, []).append((call, path, caller))
+        graph._memo[key] = index
+    return graph._memo[key]
+
+
+def _option_pairs(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
+    """A library's own renewal loop configured in one literal (catalog `pair`: the period
+    and the TTL fields of client-go's LeaderElectionConfig)."""
+    pairs = {e["api"]: e["pair"] for lang in ("go", "python")
+             for e in graph.catalog.entries(lang, "sites") if e.get("pair")}
+    found: dict[tuple[str, str], Loop] = {}
+    for site, _ in graph.sites:
+        kind = pairs.get(site.api)
+        if kind is None or not site.group:
+            continue
+        entry = found.setdefault(("pair", site.group), Loop())
+        if kind == "period":
+            entry.periods.append(site.id)
+        else:
+            entry.ttls.append(_site_ttl(graph, site.id, "lease duration set here"))
+    return found
 
 
 # -- what a loop renews ----------------------------------------------------------------
@@ -169,6 +268,12 @@ class _RenewTtls:
             return self.acquired(set(entry.get("acquired_by", ())), loop_fn)
         return []
 
+    def is_temporal(self, marker: dict) -> bool:
+        return self.entries.get(marker.get("api", ""), {}).get("ttl") == "temporal_heartbeat"
+
+    def additive(self, marker: dict) -> bool:
+        return bool(self.entries.get(marker.get("api", ""), {}).get("additive"))
+
     def acquired(self, apis: set[str], loop_fn: str) -> list[Ttl]:
         graph = self.graph
         scope = {loop_fn}
@@ -178,8 +283,14 @@ class _RenewTtls:
             scope.add(fn)
         for f in list(scope):
             scope |= self.callers().get(f, set())
-        return [_site_ttl(graph, s.id, "lease granted here") for f in sorted(scope)
-                for s in graph.sites_in.get(f, ()) if s.api in apis]
+        found = [_site_ttl(graph, s.id, "lease granted here") for f in sorted(scope)
+                 for s in graph.sites_in.get(f, ()) if s.api in apis]
+        owner = graph.functions[fn][0].receiver_type if fn in graph.functions else None
+        if not found and owner:  # else: the lock a method renews is the one its class acquires
+            siblings = graph.callgraph.own_methods.get(owner, {}).values()
+            found = [_site_ttl(graph, s.id, "lease acquired here") for f in sorted(siblings)
+                     for s in graph.sites_in.get(f, ()) if s.api in apis]
+        return found
 
     def callers(self) -> dict[str, set[str]]:
         if self._callers is None:
@@ -269,7 +380,7 @@ def _store_ttl(graph: TimeoutGraph, spec: dict, call: CallFact, path: str, targe
     """A hand-written lease store's renew method: the TTL is the argument of its duration
     parameter."""
     store = spec.get("renewal", {}).get("store", {})
-    if target.rsplit(".", 1)[-1] not in store.get("methods", ()):
+    if target.rsplit(".", 1)[-1] not in store.get("methods", ()) and target not in row_lease_writers(graph):
         return []
     fn, fn_path = graph.functions[target]
     go = graph.lang.get(fn_path) == "go"

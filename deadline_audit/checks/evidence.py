@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deadline_audit.findings import FlowStep, Layer, Location
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.report.humanize import format_seconds
+from deadline_audit.duration_text import format_seconds
 
 
 def describe_seconds(seconds: float | None) -> str:

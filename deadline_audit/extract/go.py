@@ -80,6 +80,7 @@ class _GoFile(GoExprs, GoTypes):
         self.fn: _Fn | None = None
         self.param_of: dict[str, tuple[_Fn, int]] = {}  # param sym → (function, index)
         self.derived: dict[str, set[tuple[int, int]]] = {}  # local sym → {(id(fn), index)}
+        self.func_locals: set[str] = set()  # locals bound to a func literal or function value
         self.fn_by_id: dict[int, _Fn] = {}
         self.iota: int | None = None
         self.env_names: dict[str, None] = {}
@@ -286,6 +287,9 @@ class _GoFile(GoExprs, GoTypes):
         fn = self.fn
         self.facts.bindings.append(Binding(sym, expr, self.pos.span(start, end),
                                            fn.sym if fn is not None else None))
+        k = expr.get("k")
+        if k in ("fnref", "method") or (k == "call" and (expr.get("fn") or {}).get("k") in ("fnref", "method")):
+            self.func_locals.add(sym)  # a function value, or what a module function returned
         if fn is not None and self.param_of:
             src = self.param_sources(expr)
             if src:

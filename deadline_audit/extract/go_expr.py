@@ -305,6 +305,8 @@ class GoExprs:
             if hit is not None:
                 args = [self.ex(a, store) for a in arg_nodes]
                 self.called(hit[0])
+                if hit[0] in self.func_locals:  # a func held in a local (`fetch := func…`)
+                    self.call_fact({"k": "ref", "sym": hit[0]}, node, args, flag, at)
                 return self.unknown(node)
             if name in ("min", "max") and name not in self.func_results:
                 args = [self.ex(a, store) for a in arg_nodes]

@@ -202,6 +202,12 @@ class GoTypes:
             ty = spec.child_by_field_name("type")
             if ty is not None and ty.type == "struct_type":
                 self.field_decls(self.ip + "." + tname, ty)
+            elif ty is not None and ty.type == "interface_type":
+                # an interface's method set: the call graph dispatches its calls (RTA)
+                for elem in ty.named_children:
+                    if elem.type == "method_elem" and elem.named_children:
+                        mname = elem.named_children[0]
+                        self.decl(self.pfx + tname + "." + self.text(mname), "imethod", mname)
 
     def field_decls(self, qname: str, struct: Any) -> None:
         body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)

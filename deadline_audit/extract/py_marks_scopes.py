@@ -9,6 +9,11 @@ handled by construction. It writes:
   context_deadline site), `shield` (`CancelScope(shield=True)`, the argument of
   `asyncio.shield(...)`), `finally`, `except:<types>` (the caught types as written,
   qualified through the module's imports; `*` for a bare `except:`);
+- `CallFact.scopes` also holds `holder:<line>:<col>` for every other `with` item that is a
+  call (the call that opens it, at that position): the body runs while that context
+  manager holds whatever it holds (a lease: see analysis/leases.py);
+- `FunctionFact.markers`: `{"m": "yields"}` for a generator (a `@contextmanager` body),
+  `{"m": "decorated", "line", "col"}` for each decorator that is a call (its position);
 - `FunctionFact.markers`: `{"m": "level_triggered", "why": "imports anyio"}` for every
   function of a module importing trio/anyio, and `{"m": "level_triggered", "why":
   "StreamingResponse body"}` for a generator handed to a streaming response.
@@ -56,6 +61,7 @@ class _Scopes:
         self.deadline_sites = ctx.deadline_sites
         self.level_why: str | None = None
         self.saved: list[tuple[list[str], str | None]] = []
+        self.current: list = []  # the FunctionFact of each open function (None: unknown)
         self.pushed: list[int] = []  # per open `with`: scopes its items pushed
         self.shields: list[bool] = []  # per open call: is it `asyncio.shield(...)`
         self.patterns = {key: tuple(knowledge.get(key, ())) for key in (
@@ -78,6 +84,7 @@ class _Scopes:
         walker.leave(_TRIES, self.leave_try)
         walker.enter(ast.ExceptHandler, self.enter_handler)
         walker.leave(ast.ExceptHandler, self.leave_handler)
+        walker.enter((ast.Yield, ast.YieldFrom), self.enter_yield)
         walker.enter(ast.Call, self.enter_call)
         walker.after_field(ast.Call, "func", self.after_callee)
         walker.leave(ast.Call, self.leave_call)
@@ -87,9 +94,20 @@ class _Scopes:
         self.saved.append((self.scopes, self.function))
         fact = self.functions.get(getattr(node, "lineno", 0))
         self.scopes, self.function = [], fact.sym if fact else self.function
+        self.current.append(fact)
+        if fact is not None:
+            for deco in getattr(node, "decorator_list", ()):
+                if deco.__class__ is ast.Call:
+                    fact.markers.append({"m": "decorated", "line": deco.lineno, "col": deco.col_offset + 1})
+
+    def enter_yield(self, node: ast.AST) -> None:
+        fact = self.current[-1] if self.current else None
+        if fact is not None and not any(m.get("m") == "yields" for m in fact.markers):
+            fact.markers.append({"m": "yields"})
 
     def leave_function(self, node: ast.AST) -> None:
         self.scopes, self.function = self.saved.pop()
+        self.current.pop()
 
     # -- with / async with: the scope's own call runs outside it ----------------------------
     def enter_with(self, node: ast.AST) -> None:
@@ -100,6 +118,9 @@ class _Scopes:
         if expr.__class__ is not ast.Call:
             return
         name = self.qualified(expr.func)
+        if not name or not (self._matches(name, "deadline_scopes") or self._shielded(expr, name)):
+            self.scopes.append(f"holder:{expr.lineno}:{expr.col_offset + 1}")
+            self.pushed[-1] += 1
         if not name:
             return
         if self._shielded(expr, name):

@@ -57,7 +57,7 @@ def _section(f: Finding, read_lines: Callable[[str], list[str]]) -> list[str]:
 
 def render_markdown(result: AnalysisResult, *, read_lines: Callable[[str], list[str]] | None = None) -> str:
     if read_lines is None:
-        from deadline_audit.postprocess import make_line_reader
+        from deadline_audit.source_lines import make_line_reader
 
         read_lines = make_line_reader()
     s = result.summary

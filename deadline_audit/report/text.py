@@ -155,7 +155,7 @@ def _error_line(e) -> str:
 def render_lines(result: AnalysisResult, *, quiet: bool = False, color: bool = False,
                  read_lines: Callable[[str], list[str]] | None = None) -> list[Text]:
     if read_lines is None:
-        from deadline_audit.postprocess import make_line_reader
+        from deadline_audit.source_lines import make_line_reader
 
         read_lines = make_line_reader()
     out: list[Text] = []

@@ -1,0 +1,427 @@
+"""Lease forms recognised by structure (SPEC "Lease forms"), beyond the runner helper
+(graph.TimeoutGraph.lease_helpers):
+
+- a **holder**: a context manager (a generator: `@contextmanager`/`@asynccontextmanager`)
+  that takes a duration parameter and, while its body runs, keeps a background renewer or
+  watchdog going (a function it calls or starts that waits on a sleep/timer/ticker), with
+  lease or renewal vocabulary. `with holder(key, ttl): work()` is an operation lease of
+  `ttl` over what the `with` body calls;
+- a **lease decorator**: a decorator factory whose wrapper runs the decorated function
+  inside a holder (or a runner) armed with one of the factory's parameters.
+  `@leased("push", ttl=...)` over `f` is an operation lease of `ttl` over `f`.
+
+Vocabulary and parameter words are catalog data (vocabulary.toml, leases.toml).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from deadline_audit.facts import CallFact, FunctionFact
+from deadline_audit.findings import Location
+
+if TYPE_CHECKING:
+    from deadline_audit.graph import Lease, TimeoutGraph
+
+_WAITS = ("timer", "ticker", "sleep")
+_DURATION_TYPES = ("timedelta", "Duration", "float", "int")
+
+
+def lease_holders(graph: "TimeoutGraph") -> dict[str, int]:
+    """Context managers that hold a lease: symbol -> index of the duration parameter."""
+    key = ("_lease_holders",)
+    if key in graph._memo:
+        return graph._memo[key]
+    words = set(graph.catalog.words("renewal")) | set(graph.catalog.words("lease"))
+    found: dict[str, int] = {}
+    for sym, (fn, _) in graph.functions.items():
+        if not any(m.get("m") == "yields" for m in fn.markers) or not fn.params:
+            continue
+        duration = _duration_param(graph, fn)
+        if duration is None:
+            continue
+        helpers = graph.reachable([sym], limit=24) - {sym}
+        vocabulary = set(fn.vocabulary)
+        waits = False
+        for other in helpers:
+            vocabulary.update(graph.functions[other][0].vocabulary)
+            waits = waits or any(s.role in _WAITS for s in graph.sites_in.get(other, ()))
+        if waits and words & vocabulary:
+            found[sym] = duration
+    graph._memo[key] = found
+    return found
+
+
+def _duration_param(graph: "TimeoutGraph", fn: FunctionFact) -> int | None:
+    """The parameter named as a TTL (a timer parameter of a holder is its renewal
+    period, not the lease)."""
+    words = graph.catalog.file("leases").get("renewal", {}).get("store", {}).get("ttl_param_words", ())
+    for i, name in enumerate(fn.param_names):
+        decl = graph.decls.get(fn.params[i])
+        typed = decl is not None and decl.type and decl.type.rsplit(".", 1)[-1] in _DURATION_TYPES
+        if any(w in name.lower() for w in words) and (typed or decl is None or not decl.type):
+            return i
+    return None
+
+
+def structural_leases(graph: "TimeoutGraph", helpers: dict[str, tuple[int, int]]) -> list["Lease"]:
+    holders = lease_holders(graph)
+    found = _holder_leases(graph, holders)
+    found.extend(_decorator_leases(graph, holders, helpers))
+    found.extend(_bracket_leases(graph))
+    return found
+
+
+# -- a renewal started before the work and stopped after it ------------------------------
+
+def renewers(graph: "TimeoutGraph") -> dict[str, tuple[dict, str, str, "CallFact"]]:
+    """Functions (closures included) whose loop renews a lease: symbol -> (TTL expr, its
+    path, unit, the renewing call). The renewal is a lease store's renew method (catalog
+    `renewal.store`) called in a loop, the TTL its duration argument."""
+    key = ("_renewers",)
+    if key in graph._memo:
+        return graph._memo[key]
+    from deadline_audit.graph import Ctx
+
+    store = graph.catalog.file("leases").get("renewal", {}).get("store", {})
+    methods = set(store.get("methods", ()))
+    found: dict[str, tuple[dict, str, str, CallFact]] = {}
+    for sym, calls in graph.calls_in.items():
+        if sym is None:
+            continue
+        for call, path in calls:
+            if not call.extra.get("loop") and "loop" not in call.scopes:
+                continue
+            name = call.callee.get("name") or (call.callee.get("sym") or "").rsplit(".", 1)[-1]
+            if name not in methods:
+                continue
+            target = graph.resolve_callee(call.callee, Ctx(path))
+            ttl = _ttl_argument(graph, store, call, target) if target else _ttl_by_shape(graph, store, call, path)
+            if ttl is not None:
+                found[sym] = (ttl[0], path, ttl[1], call)
+                break
+    renewing = {e["api"] for lang in ("go", "python") for e in graph.catalog.entries(lang, "sites") if e.get("renews")}
+    for site, path in graph.sites:  # a catalog call or field that re-extends a TTL, in a loop
+        if site.role == "lease" and site.api in renewing and site.extra.get("loop") and site.function \
+                and site.value is not None and site.function not in found:
+            spec = graph.spec(site)
+            found[site.function] = (site.value, path, site.unit or (spec.unit if spec else None) or "s", None)
+    graph._memo[key] = found
+    return found
+
+
+def _ttl_argument(graph: "TimeoutGraph", store: dict, call: CallFact, target: str) -> tuple[dict, str] | None:
+    fn, fn_path = graph.functions[target]
+    go = graph.lang.get(fn_path) == "go"
+    words = store.get("ttl_param_words", ())
+    for i, param in enumerate(fn.params):
+        name = fn.param_names[i] if i < len(fn.param_names) else param.rsplit(".", 1)[-1]
+        decl = graph.decls.get(param)
+        if go and decl is not None and decl.type in store.get("go_ttl_types", ()):
+            unit = "ns"
+        elif not go and any(w in name.lower() for w in words):
+            unit = "ms" if name.lower().endswith("_ms") else "s"
+        else:
+            continue
+        arg = _arg(call, fn, i)
+        return (arg, unit) if arg is not None else None
+    return None
+
+
+def _ttl_by_shape(graph: "TimeoutGraph", store: dict, call: CallFact, path: str) -> tuple[dict, str] | None:
+    """A renew method the program does not define (an interface with no constructed
+    implementation, an external client): the one argument typed as a duration (Go) or
+    named as a TTL (Python)."""
+    from deadline_audit.graph import Ctx
+
+    if graph.lang.get(path) == "go":
+        typed = [a for a in call.args if graph.type_of(a, Ctx(path)) in store.get("go_ttl_types", ())]
+        return (typed[0], "ns") if len(typed) == 1 else None
+    words = store.get("ttl_param_words", ())
+    named = [(a, k) for k, a in call.kw.items() if any(w in k.lower() for w in words)]
+    named += [(a, a["sym"].rsplit(".", 1)[-1]) for a in call.args
+              if a.get("k") == "ref" and any(w in a["sym"].rsplit(".", 1)[-1].lower() for w in words)]
+    if len(named) != 1:
+        return None
+    arg, name = named[0]
+    return arg, "ms" if name.lower().endswith("_ms") else "s"
+
+
+def _starters(graph: "TimeoutGraph") -> dict[str, str]:
+    """Functions that start a renewer in the background and return (a goroutine or task
+    runs it): starter -> renewer."""
+    key = ("_lease_starters",)
+    if key in graph._memo:
+        return graph._memo[key]
+    active = renewers(graph)
+    found: dict[str, str] = {}
+    for sym in graph.functions:
+        if sym in active:
+            continue  # the loop runs here: this function blocks, it starts nothing
+        todo = list(graph.closures.get(sym, ()))
+        seen: set[str] = set()
+        while todo:
+            inner = todo.pop()
+            if inner in seen:
+                continue
+            seen.add(inner)
+            if inner in active:
+                found[sym] = inner
+                break
+            todo.extend(graph.closures.get(inner, ()))
+    graph._memo[key] = found
+    return found
+
+
+def _bracket_leases(graph: "TimeoutGraph") -> list["Lease"]:
+    """`hb := beginRenewal(…); work(); hb.stop()` / `defer stop()`, and
+    `task = asyncio.create_task(self._renew(…))` … `task.cancel()`: an operation lease over
+    the calls between the start and the stop, with the TTL the renewer renews."""
+    from deadline_audit.graph import Ctx, Lease
+
+    active = renewers(graph)
+    starters = _starters(graph)
+    found = []
+    for caller, calls in graph.calls_in.items():
+        if caller is None:
+            continue
+        for call, path in calls:
+            ctx = Ctx(path)
+            starter, renewer = _started(graph, call, ctx, starters, active)
+            if renewer is None:
+                continue
+            end = _stop_line(graph, caller, call, calls)
+            if end is None:
+                continue
+            inside = [c for c, _ in calls if call.span.end_line < c.span.line < end and not c.in_defer]
+            if not inside or any(c.extra.get("loop") and not call.extra.get("loop") for c in inside):
+                continue  # nothing bracketed, or one renewal across many operations: ownership
+            ops: list[str] = []
+            for c in inside:
+                ops.extend(graph.resolve_callees(c.callee, ctx))
+                for arg in [*c.args, *c.kw.values()]:
+                    ops.extend(graph.callgraph.value_targets(arg, ctx))
+            ttl, rpath, unit, _ = active[renewer]
+            if starter is not None:
+                sfn, spath = graph.functions[starter]
+                tctx = Ctx(spath, graph.call_subst(sfn, call, ctx), (path, call.span.line, call.span.column), starter)
+            else:
+                tctx = Ctx(rpath)
+            body = [s.id for s in graph.sites_in.get(caller, ()) if call.span.end_line < s.span.line < end]
+            found.append(Lease(
+                id=f"site:{path}:{call.span.line}:{call.span.column}",
+                location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
+                function=caller, duration=ttl, ctx=tctx, operations=list(dict.fromkeys(ops)), helper=renewer,
+                unit=unit, body_sites=body))
+    return found
+
+
+def _started(graph: "TimeoutGraph", call: CallFact, ctx, starters: dict[str, str],
+             active: dict) -> tuple[str | None, str | None]:
+    """(starter, renewer) when this call starts a renewal in the background."""
+    target = graph.resolve_callee(call.callee, ctx)
+    if target in starters:
+        return target, starters[target]
+    if call.callee.get("k") == "ext":  # create_task(self._renew(…)), start_soon(renew, …)
+        for arg in call.args:
+            for t in graph.callgraph.value_targets(arg, ctx):
+                if t in active:
+                    return None, t
+    return None, None
+
+
+def _stop_line(graph: "TimeoutGraph", caller: str, start: CallFact, calls) -> int | None:
+    """Where the renewal the start call returned is stopped: a later call on its handle
+    (`hb.stop()`, `task.cancel()`, `stop()`); a deferred stop lasts to the function's end."""
+    handles: set[str] = set()
+    for b_sym, binds in _local_bindings(graph, caller):
+        for b, _ in binds:
+            if b.span.line == start.span.line and b.expr.get("k") == "call":
+                handles.add(b_sym)
+    if not handles:
+        return None
+    for c, _ in calls:
+        if c.span.line <= start.span.end_line:
+            continue
+        callee = c.callee
+        x = callee.get("x") or {}
+        named = callee.get("sym") if callee.get("k") == "ref" else x.get("sym") if x.get("k") == "ref" else None
+        if named in handles:
+            if c.in_defer:
+                return graph.functions[caller][0].span.end_line + 1
+            return c.span.line
+    return None
+
+
+def _local_bindings(graph: "TimeoutGraph", caller: str):
+    key = ("_local_bindings", caller)
+    if key not in graph._memo:
+        prefix = caller + "."
+        graph._memo[key] = [(sym, binds) for sym, binds in graph.bindings.items()
+                            if sym.startswith(prefix) and "." not in sym[len(prefix):]]
+    return graph._memo[key]
+
+
+def _holder_leases(graph: "TimeoutGraph", holders: dict[str, int]) -> list["Lease"]:
+    from deadline_audit.graph import Ctx
+
+    found = []
+    for caller, calls in graph.calls_in.items():
+        for call, path in calls:
+            if graph.lang.get(path) != "python":
+                continue
+            ctx = Ctx(path)
+            target = graph.resolve_callee(call.callee, ctx)
+            if target not in holders:
+                continue
+            scope = f"holder:{call.span.line}:{call.span.column}"
+            ops: list[str] = []
+            spans = []
+            for inner, inner_path in calls:
+                if scope in inner.scopes:
+                    spans.append(inner.span)
+                    ops.extend(graph.resolve_callees(inner.callee, Ctx(inner_path)))
+                    for arg in [*inner.args, *inner.kw.values()]:
+                        ops.extend(graph.callgraph.value_targets(arg, Ctx(inner_path)))
+            body = [site.id for site in graph.sites_in.get(caller, ())
+                    if any(_within(site.span, span) for span in spans)]
+            if not ops and not body:
+                continue
+            fn = graph.functions[target][0]
+            lease = _lease(graph, call, path, caller, fn, holders[target], list(dict.fromkeys(ops)), target)
+            lease.body_sites = body
+            found.append(lease)
+    return found
+
+
+def _decorator_leases(graph: "TimeoutGraph", holders: dict[str, int],
+                      helpers: dict[str, tuple[int, int]]) -> list["Lease"]:
+    from deadline_audit.graph import Ctx
+
+    found = []
+    factories: dict[str, int | None] = {}
+    for sym, (fn, path) in graph.functions.items():
+        for mark in fn.markers:
+            if mark.get("m") != "decorated":
+                continue
+            call = _call_at(graph, path, mark["line"], mark["col"])
+            if call is None:
+                continue
+            factory = graph.resolve_callee(call.callee, Ctx(path))
+            if factory is None:
+                continue
+            if factory not in factories:
+                factories[factory] = _armed_param(graph, factory, holders, helpers)
+            index = factories[factory]
+            if index is None:
+                continue
+            outer = graph.functions[factory][0]
+            found.append(_lease(graph, call, path, call.function, outer, index, [sym], factory))
+    return found
+
+
+def _armed_param(graph: "TimeoutGraph", factory: str, holders: dict[str, int],
+                 helpers: dict[str, tuple[int, int]]) -> int | None:
+    """The factory parameter that arms a holder or runner inside its nested wrapper."""
+    from deadline_audit.graph import Ctx
+
+    outer = graph.functions[factory][0]
+    todo, seen = list(graph.closures.get(factory, ())), set()
+    while todo:
+        closure = todo.pop()
+        if closure in seen:
+            continue
+        seen.add(closure)
+        todo.extend(graph.closures.get(closure, ()))
+        for call, path in graph.calls_in.get(closure, ()):
+            target = graph.resolve_callee(call.callee, Ctx(path))
+            index = holders.get(target) if target in holders else (helpers[target][0] if target in helpers else None)
+            if index is None:
+                continue
+            arg = _arg(call, graph.functions[target][0], index)
+            if arg and arg.get("k") == "ref" and arg["sym"] in outer.params:
+                return outer.params.index(arg["sym"])
+    return None
+
+
+def _within(inner, outer) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and \
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
+
+
+def _call_at(graph: "TimeoutGraph", path: str, line: int, col: int) -> CallFact | None:
+    facts = graph.files.get(path)
+    for call in facts.calls if facts else ():
+        if call.span.line == line and call.span.column == col:
+            return call
+    return None
+
+
+def _arg(call: CallFact, fn: FunctionFact, index: int):
+    if index < len(call.args):
+        return call.args[index]
+    if index < len(fn.param_names):
+        return call.kw.get(fn.param_names[index])
+    return None
+
+
+def _lease(graph: "TimeoutGraph", call: CallFact, path: str, caller: str | None, fn: FunctionFact,
+           index: int, ops: list[str], helper: str) -> "Lease":
+    from deadline_audit.graph import Ctx, Lease
+
+    duration = _arg(call, fn, index)
+    if duration is None:  # the parameter's default
+        defaults = [b for b, _ in graph.bindings.get(fn.params[index], ()) if b.is_default]
+        duration = defaults[0].expr if defaults else None
+    name = next((a["v"] for a in call.args if a.get("k") == "str" and 0 < len(a.get("v", "")) < 40), None)
+    return Lease(
+        id=f"site:{path}:{call.span.line}:{call.span.column}",
+        location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
+        function=caller, duration=duration, ctx=Ctx(path), operations=ops, helper=helper, unit="s", name=name)
+
+
+# -- DB row leases -----------------------------------------------------------------------
+
+def row_lease_writers(graph: "TimeoutGraph") -> set[str]:
+    """Functions whose SQL moves a timestamp column to now() + an interval (catalog
+    `row_lease.sql`): each call renews a row's lease."""
+    key = ("_row_lease_writers",)
+    if key in graph._memo:
+        return graph._memo[key]
+    import re
+
+    from deadline_audit.graph import Ctx
+
+    pattern = graph.catalog.file("leases").get("row_lease", {}).get("sql")
+    found: set[str] = set()
+    if pattern:
+        sql = re.compile(pattern, re.IGNORECASE)
+        for sym, calls in graph.calls_in.items():
+            if sym is None:
+                continue
+            for call, path in calls:
+                if any(_sql_text(graph, arg, Ctx(path), sql) for arg in call.args[:3]):
+                    found.add(sym)
+                    break
+    graph._memo[key] = found
+    return found
+
+
+def _sql_text(graph: "TimeoutGraph", arg, ctx, sql) -> bool:
+    """A SQL statement written here or held by a constant/local bound to a string literal
+    (bindings read directly: no value resolution per argument)."""
+    if not isinstance(arg, dict):
+        return False
+    k = arg.get("k")
+    if k == "str":
+        text = arg.get("v")
+    elif k == "ref":
+        memo = graph._memo.setdefault(("_sql_of",), {})
+        sym = arg["sym"]
+        if sym not in memo:
+            texts = [b.expr.get("v") for b, _ in graph.bindings.get(sym, ())[:4] if b.expr.get("k") == "str"]
+            memo[sym] = texts[0] if len(texts) == 1 else None
+        text = memo[sym]
+    else:
+        return False
+    return isinstance(text, str) and len(text) < 4000 and sql.search(text) is not None
