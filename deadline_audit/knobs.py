@@ -141,7 +141,8 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
     idx = KnobIndex()
     tagged: list[tuple[str, Any, str]] = []
     key_tagged: list[tuple[str, Any, str]] = []  # struct fields named by a yaml/json/toml tag
-    for facts in graph.files.values():
+    tests = _test_files(graph)
+    for path, facts in graph.files.items():
         if facts.kind not in ("go", "python"):
             if facts.kind == "env":  # `APP_CONFIG=/etc/app/config.yaml` names a file too
                 idx.files_named.update(v.raw for v in facts.env_values if _CONFIG_FILE.match(v.raw))
@@ -156,7 +157,8 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
             if "." in literal or "-" in literal:  # viper/koanf keys: `server.read_timeout`
                 idx.env_names.add(re.sub(r"[.-]", "_", literal.upper()))
                 idx.config_keys.add(re.split(r"[.]", literal.lower())[-1])
-        idx.files_named.update(facts.config_files_named)
+        if not tests(path):  # a file only a test opens (a replay history, a golden file) is not config
+            idx.files_named.update(facts.config_files_named)
     for sym, decl in graph.decls.items():
         leaf = sym.rsplit(".", 1)[-1]
         if decl.kind in ("field", "var", "const", "local", "param"):

@@ -89,3 +89,11 @@ def inspect(client, target):
     result = pipeline.analyse([tmp_path], load_config([tmp_path]), use_cache=False)
     assert [(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings
             if f.rule_id == "DA402"] == [("send.py", 2)]
+
+
+def test_a_cadence_field_that_falls_back_is_not_a_timeout():
+    # ExportInput.timeout omitted -> 2 min fallback: DA402. TickerInput.interval omitted ->
+    # 200 ms tick: a period between events, not a limit on the operation (seen on a real
+    # workflow-samples tree, where "the operation runs under 200 ms" was reported).
+    result = analyse("da402_cadence")
+    assert rule_findings(result, "DA402") == [("DA402", "da402_cadence/cmd/submit/main.go", 21)]

@@ -95,3 +95,11 @@ def test_catalog_extension_from_configuration(tmp_path, monkeypatch):
     result = pipeline.analyse([root], load_config([root]), use_cache=False)
     lines = {(f.location.path, f.location.line) for f in result.findings if f.rule_id == "DA501"}
     assert ("platform/.env", 3) not in lines and ("platform/.env.example", 2) in lines
+
+
+def test_files_only_tests_open_are_not_program_config():
+    # ingest.json is loaded by the worker: its unread flushTimeout is dead. history.json is
+    # opened only by a replay test: an event history, not configuration (seen on a real
+    # workflow-samples tree, where recorded histories were reported key by key).
+    result = analyse("da501/replay")
+    assert rule_findings(result, "DA501") == [("DA501", "da501/replay/worker/ingest.json", 3)]

@@ -35,11 +35,12 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     found = w.analyse(graph)
     reported: set[tuple[str, int, str]] = set()
     fed = {sym for fb in found.fallbacks for sym in fb.fed_by}
+    cadence = tuple(graph.catalog.file("wire").get("wire", {}).get("cadence_words", ()))
     for link in found.links:
         p, s = link.payload, link.schema
         for key in sorted(s.fields):
             f = s.fields[key]
-            if f.sym not in fed:
+            if f.sym not in fed or any(word in key.lower() for word in cadence):
                 continue
             sent = _what_is_sent(graph, p, key)
             if sent is None:
