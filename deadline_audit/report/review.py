@@ -207,6 +207,7 @@ class Review:
     component_of: dict[str, str]  # path -> component
     knobs: list[Knob] = field(default_factory=list)
     rules: list[RuleRow] = field(default_factory=list)
+    knob_of: dict[str, Knob] = field(default_factory=dict)  # every knob by graph node, for the picture
     test_sites_hidden: int = 0  # sites in test code, left out unless `include-tests`
     hidden_paths: set[str] = field(default_factory=set)  # test code left out of the inventory and pictures
 
@@ -287,6 +288,7 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         env_files=env_files,
         inventory=shown,
         rules=_rules(findings, config),
+        knob_of=knobs,
         knobs=[k for k in {id(k): k for k in knobs.values()}.values() if k.sites or k.entry.get("timeout_like")],
         leases=[b for b in lease_budgets(graph) if b.location.path not in hidden],
         graph=graph,

@@ -189,7 +189,7 @@ def to_dot(sub, review, component: str, marked: set[str]) -> str:
         lines.append("  }")
     if free:
         lines.append(f"  subgraph cluster_env {{ label={_q('environment and config')}; style=\"rounded,dashed\";")
-        lines += [f"    {_node(ids[n], n, sub.nodes[n], n in marked)}" for n in free]
+        lines += [f"    {_node(ids[n], n, sub.nodes[n], n in marked, knob=review.knob_of.get(n))}" for n in free]
         lines.append("  }")
     for u, v, key, a in sub.edges(keys=True, data=True):
         label = _edge_label(sub.nodes[u], a)
@@ -199,11 +199,11 @@ def to_dot(sub, review, component: str, marked: set[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _node(node_id: str, node: str, a: dict, marked: bool, name: str | None = None) -> str:
+def _node(node_id: str, node: str, a: dict, marked: bool, name: str | None = None, knob=None) -> str:
     kind = a.get("kind")
     role = a.get("role") if kind == "site" else kind
     shape = {"env": "note", "cfg": "note", "site": "box", "lit": "plaintext", "sym": "ellipse", "ctx": "hexagon"}.get(kind, "ellipse")
-    text = _env_text(a) if kind == "env" else _text(node, {**a, "label": name} if name else a)
+    text = _knob_text(knob) if knob is not None else _text(node, {**a, "label": name} if name else a)
     attrs = [f"label={_q(text)}", f"shape={shape}", f"fillcolor={_q(ROLE_COLOURS.get(role or '', '#ffffff'))}",
              f"tooltip={_q(node)}"]
     if kind == "site":
@@ -233,15 +233,13 @@ def _short(label: str, keep: int = 3) -> str:
     return label if len(parts) <= keep else "…" + ".".join(parts[-keep:])
 
 
-def _env_text(a: dict) -> str:
-    value = a.get("effective_raw")
-    defaults = sorted({format_seconds(r["default_seconds"]) for r in a.get("reads", []) if r.get("default_seconds") is not None})
-    text = f"${a.get('label')}"
-    if value is not None:
-        text += f" = {value}"
-    if defaults:
-        text += f"\ndefault {', '.join(defaults)}"
-    return text
+def _knob_text(knob) -> str:
+    """An env variable or config key as the knob inventory has it: `$NAME = 30m`, its
+    compiled default on a second line."""
+    effective = knob.entry.get("effective")
+    text = knob.title + (f" = {effective['raw']}" if effective is not None else "")
+    defaults = sorted({format_seconds(sec) for sec, _, _ in knob.defaults if sec is not None})
+    return text + (f"\ndefault {', '.join(defaults)}" if defaults else "")
 
 
 def _edge_label(source: dict, edge: dict) -> str:
