@@ -371,3 +371,38 @@ def test_bad_inputs_are_listed_and_the_review_still_written(tmp_path, monkeypatc
     assert errors is not None and "svc/main.go:3" in errors.norm()
     assert "No timeout site found." in doc.find("section", id="inventory").norm()
     assert "svc/main.go:3" in result.output  # and on stderr, as `check` does
+
+
+# -- wire and ceiling evidence (DA4xx) ---------------------------------------------------
+
+def test_ceiling_findings_show_both_sides_and_their_knobs(tmp_path, monkeypatch):
+    monkeypatch.chdir(FIXTURES / "da401")
+    text, _ = _report(tmp_path, "review.html")
+    doc = parse_html(text)
+    by_rule = {r["Rule"].norm(): r["Findings"].norm() for r in table_rows(doc.find("table", class_="by-rule"))}
+    assert by_rule["DA401"] == "7" and by_rule["DA101"] == "0"
+    knobs = {r["Knob"].find("b").norm(): r for r in table_rows(doc.find("table", class_="knobs"))}
+    # sent across a wire to a clamp: no graph edge reaches a site, the finding's flow does
+    archive = knobs["$ARCHIVE_WAIT_S"]
+    assert (archive["Effective"].norm(), archive["Winning layer"].norm()) == ("30 min (1800)", "studio/.env:1")
+    assert archive["Timeout sites reached"].norm() == "clamp farm-agent/internal/job/job.go:34 (DA401 flow)"
+    article = next(a for a in doc.find("section", id="findings").find_all("article")
+                   if "studio/.env:1:1" in a.find("h4").norm())
+    flow = [li.norm() for li in article.find("div", class_="flow").find_all("li")]
+    assert flow[0].startswith("ARCHIVE_WAIT_S = 30 min") and "studio/.env:1 = 1800 (wins)" in flow[0]
+    assert flow[-1].startswith("clamp [min] = 10 min")
+    related = article.find("div", class_="related").find_all("li")
+    assert [li.find("pre", class_="line") is not None for li in related] == [True] * len(related)
+
+
+def test_wire_findings_quote_the_other_side(tmp_path, monkeypatch):
+    monkeypatch.chdir(FIXTURES / "da403")
+    html, _ = _report(tmp_path, "review.html")
+    article = next(a for a in parse_html(html).find("section", id="findings").find_all("article")
+                   if "panel/panel/acks.py:7:5" in a.find("h4").norm())
+    (sender,) = article.find("div", class_="related").find_all("li")
+    assert sender.find("code").norm() == "relay/internal/report/ack.go:9:2"
+    assert sender.find("pre", class_="line").norm() == 'Budget time.Duration `json:"budget"`'
+    markdown, _ = _report(tmp_path, "review.md")
+    assert ("- `relay/internal/report/ack.go:9` the sender's field: `` Budget time.Duration `json:\"budget\"` ``"
+            in md_section(markdown, "Findings"))

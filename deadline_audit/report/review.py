@@ -44,6 +44,9 @@ class Knob:
 
     entry: dict
     sites: list[dict] = field(default_factory=list)
+    # sites a finding's flow carries it to beyond the graph's own edges (across a wire):
+    # (rule id, site label, `path:line`)
+    finding_sites: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -174,6 +177,7 @@ class ReviewFinding:
     snippet: list[tuple[bool, int, str]]
     use_instead: str  # the rule's "Use instead" section (Markdown)
     summary: str
+    related_code: list[str] = field(default_factory=list)  # the source line of each related location ("" unknown)
 
 
 @dataclass
@@ -289,7 +293,7 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         inventory=shown,
         rules=_rules(findings, config),
         knob_of=knobs,
-        knobs=[k for k in {id(k): k for k in knobs.values()}.values() if k.sites or k.entry.get("timeout_like")],
+        knobs=_shown_knobs(knobs, findings),
         leases=[b for b in lease_budgets(graph) if b.location.path not in hidden],
         graph=graph,
         component_of=component_of,
@@ -493,6 +497,22 @@ def _knobs(built, config, hidden: set[str]) -> dict[str, Knob]:
     return out
 
 
+def _shown_knobs(knobs: dict[str, Knob], findings: list[Finding]) -> list[Knob]:
+    """The knobs the table lists: those that reach a timeout site, are named like a
+    timeout, or start a finding's flow (a value sent across a wire to a clamp); the
+    site such a flow ends at is noted with the knob."""
+    for f in findings:
+        knob = knobs.get(f.flow[0].node) if len(f.flow) > 1 else None
+        end = f.flow[-1] if knob is not None else None
+        if end is None or end.node in {s["id"] for s in knob.sites} or end.location is None:
+            continue
+        row = (f.rule_id, end.label or end.node, f"{end.location.path}:{end.location.line}")
+        if row not in knob.finding_sites:
+            knob.finding_sites.append(row)
+    unique = {id(k): k for k in knobs.values()}.values()
+    return [k for k in unique if k.sites or k.finding_sites or k.entry.get("timeout_like")]
+
+
 def _is_env_default(lit: dict, env_knobs: list[Knob]) -> bool:
     """A literal that is the compiled default of one of the env reads feeding the site
     (same file as the read, same value)."""
@@ -546,7 +566,19 @@ def _review_finding(f: Finding, read_lines) -> ReviewFinding:
         finding=f, snippet=snippet,
         use_instead=(meta.sections.get("Use instead", "") if meta else "").strip(),
         summary=meta.summary if meta else "",
+        related_code=[_line_at(read_lines, r.location.path, r.location.line) for r in f.related],
     )
+
+
+def _line_at(read_lines, path: str, line: int, width: int = 160) -> str:
+    """One source line, trimmed, for a related location: the other side of a wire, the
+    ceiling, the declared state."""
+    try:
+        lines = read_lines(path)
+    except OSError:
+        return ""
+    text = lines[line - 1].strip() if 1 <= line <= len(lines) else ""
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,8 @@ def _knobs(r: Review) -> str:
         sites = "".join(f"<div>{escape(s.get('label') or '?')} {_loc(s['path'], s['line'])}</div>" for s in k.sites[:MAX_SITES])
         if len(k.sites) > MAX_SITES:
             sites += f"<div><small>and {len(k.sites) - MAX_SITES:,} more</small></div>"
+        sites += "".join(f"<div>{escape(label)} {_loc(*at.rsplit(':', 1))} <small>({escape(rid)} flow)</small></div>"
+                         for rid, label, at in k.finding_sites)
         docs = f"<br><small>documented in {escape(', '.join(k.documented))}</small>" if k.documented else ""
         rows.append(f"<tr data-kind='{k.kind}'><td><b>{escape(k.title)}</b>{docs}</td>"
                     f"<td class=num data-value='{_num(k.effective_seconds)}'>{escape(k.effective_text)}</td>"
@@ -256,8 +258,9 @@ def _finding(i: int, rf) -> str:
         items = [f"<li>{flow_step_text(step, MARKUP)}</li>" for step in f.flow]
         parts.append(f"<div class=flow><b>Flow</b><ol>{''.join(items)}</ol></div>")
     if f.related:
-        items = "".join(f"<li>{_loc(x.location.path, x.location.line, x.location.column)} {escape(x.message)}</li>"
-                        for x in f.related)
+        items = "".join(f"<li>{_loc(x.location.path, x.location.line, x.location.column)} {escape(x.message)}"
+                        + (f"<pre class=line>{escape(code)}</pre>" if code else "") + "</li>"
+                        for x, code in zip(f.related, rf.related_code or [""] * len(f.related)))
         parts.append(f"<div class=related><b>Related</b><ul>{items}</ul></div>")
     if f.fix:
         parts.append(f"<p class=fix><b>Fix:</b> {escape(f.fix)}</p>")
@@ -344,6 +347,7 @@ article.sev-error{border-left-color:var(--err)}article.sev-warning{border-left-c
 article h4{font-size:14px;margin:10px 0 6px}
 pre{background:var(--soft);padding:8px 10px;border-radius:6px;overflow:auto;font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre mark{background:#fff1a8}
+.related pre.line{margin:2px 0 4px;padding:2px 8px;white-space:pre-wrap}
 .flow ol,.related ul{margin:4px 0 8px}
 details.use-instead{background:#f0f7ff;border-radius:6px;padding:6px 10px}
 details summary{cursor:pointer;font-weight:600}

@@ -17,6 +17,15 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _code(text: str) -> str:
+    """Inline code that may itself hold backticks (a Go struct tag)."""
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def _fence(code: str) -> str:
     ticks = "```"
     while ticks in code:
@@ -100,7 +109,8 @@ def _inventory(r: Review) -> list[str]:
             sets = "<br>".join(f"`{where}` = {raw}" + (" (wins)" if wins else "") for where, raw, wins in k.settings)
             reads = "<br>".join(f"`{at}`" + (f" default {seconds_text(sec)}" if has else "")
                                 for at, sec, has in k.read_defaults)
-            sites = "<br>".join(f"{s.get('label') or '?'} `{s['path']}:{s['line']}`" for s in k.sites)
+            sites = "<br>".join([f"{s.get('label') or '?'} `{s['path']}:{s['line']}`" for s in k.sites]
+                                + [f"{label} `{at}` ({rid} flow)" for rid, label, at in k.finding_sites])
             out.append(f"| {_cell(k.title)} | {_cell(k.effective_text)} | {_cell(k.winning)} | {_cell(sets) or 'not set'} "
                        f"| {_cell(reads) or k.unread_text} | {_cell(sites) or '—'} |")
         out.append("")
@@ -154,7 +164,9 @@ def _finding(rf) -> list[str]:
     if flow_worth_showing(f):
         out += ["**Flow**", ""] + [f"1. {flow_step_text(step, MARKUP)}" for step in f.flow] + [""]
     if f.related:
-        out += ["**Related**", ""] + [f"- `{x.location.path}:{x.location.line}` {x.message}" for x in f.related] + [""]
+        codes = rf.related_code or [""] * len(f.related)
+        out += ["**Related**", ""] + [f"- `{x.location.path}:{x.location.line}` {x.message}" + (f": {_code(code)}" if code else "")
+                                      for x, code in zip(f.related, codes)] + [""]
     if f.fix:
         out += [f"**Fix**: {f.fix}", ""]
     return out
