@@ -406,3 +406,15 @@ def test_wire_findings_quote_the_other_side(tmp_path, monkeypatch):
     markdown, _ = _report(tmp_path, "review.md")
     assert ("- `relay/internal/report/ack.go:9` the sender's field: `` Budget time.Duration `json:\"budget\"` ``"
             in md_section(markdown, "Findings"))
+
+
+def test_outcome_findings_quote_declarations_not_lines_the_snippet_shows(tmp_path, monkeypatch):
+    monkeypatch.chdir(FIXTURES / "da302")
+    html, _ = _report(tmp_path, "review.html")
+    article = next(a for a in parse_html(html).find("section", id="findings").find_all("article")
+                   if "go/rpc/ops.go:25:3" in a.find("h4").norm())
+    related = {li.find("code").norm(): li.find("pre", class_="line") for li in
+               article.find("div", class_="related").find_all("li")}
+    assert related["go/rpc/ops.go:24:2"] is None  # the timeout branch: in the snippet above
+    assert related["go/rpc/ops.go:13:2"].norm() == 'OpFailed OperationStatus = "FAILED"'
+    assert related["go/rpc/ops.go:14:2"].norm() == 'OpLost OperationStatus = "LOST"'

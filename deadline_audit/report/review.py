@@ -562,11 +562,13 @@ def _review_finding(f: Finding, read_lines) -> ReviewFinding:
     if 1 <= f.location.line <= len(lines):
         first, last = max(1, f.location.line - 2), min(len(lines), f.location.line + 1)
         snippet = [(n == f.location.line, n, lines[n - 1].expandtabs(4).rstrip()) for n in range(first, last + 1)]
+    shown = {(f.location.path, n) for _, n, _ in snippet}
     return ReviewFinding(
         finding=f, snippet=snippet,
         use_instead=(meta.sections.get("Use instead", "") if meta else "").strip(),
         summary=meta.summary if meta else "",
-        related_code=[_line_at(read_lines, r.location.path, r.location.line) for r in f.related],
+        related_code=["" if (r.location.path, r.location.line) in shown else _line_at(read_lines, r.location.path, r.location.line)
+                      for r in f.related],  # a line the snippet already shows is not quoted again
     )
 
 
