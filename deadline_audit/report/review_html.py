@@ -317,7 +317,7 @@ table{border-collapse:collapse;margin:8px 0 16px;width:100%}
 th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
 th{background:var(--soft);position:sticky;top:0}
 table.by-rule,table.components,table.env-files{width:auto}
-table.knobs td{font-size:13px}
+table.knobs td{font-size:13px}table.knobs code{overflow-wrap:anywhere}table.knobs td:first-child{overflow-wrap:anywhere;min-width:180px}
 td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:1px 4px;border-radius:4px}
 .cards{display:flex;gap:12px;flex-wrap:wrap}
