@@ -62,7 +62,7 @@ def pictures(review, *, full_svg_stem: str | None = None, render_svg: bool = Tru
     dot = dot_available() if render_svg else None
     marked = _finding_nodes(review)
     out, files = [], {}
-    for component, nodes in _nodes_by_component(g, review.component_of, review.hidden_paths).items():
+    for component, nodes in _nodes_by_component(g, review.component_of, review.hidden_paths, review.knob_of).items():
         full = g.subgraph(nodes)
         shown = full
         if full.number_of_nodes() > NODE_LIMIT:
@@ -103,25 +103,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "graph"
 
 
-def _component_of_node(g, node: str, component_of: dict[str, str]) -> set[str]:
+def _component_of_node(g, node: str, component_of: dict[str, str], knob_of: dict) -> set[str]:
     a = g.nodes[node]
     if a.get("path") in component_of:
         return {component_of[a["path"]]}
-    if a.get("kind") == "env":  # where it is read, else where it is set
-        reads = {component_of[r["path"]] for r in a.get("reads", []) if r.get("path") in component_of}
+    knob = knob_of.get(node) if a.get("kind") == "env" else None
+    if knob is not None:  # where it is read, else where it is set
+        reads = {component_of[r["path"]] for r in knob.entry["reads"] if r["path"] in component_of}
         if reads:
             return reads
-        return {component_of[lay["path"]] for lay in a.get("layers", []) + a.get("profiles", [])
-                if lay.get("path") in component_of}
+        return {component_of[s["path"]] for s in knob.entry["layers"] + knob.entry["profiles"]
+                if s["path"] in component_of}
     return set()
 
 
-def _nodes_by_component(g, component_of: dict[str, str], hidden: set[str]) -> dict[str, set[str]]:
+def _nodes_by_component(g, component_of: dict[str, str], hidden: set[str], knob_of: dict) -> dict[str, set[str]]:
     by: dict[str, set[str]] = {}
     for node in g.nodes:
         if g.nodes[node].get("path") in hidden or g.nodes[node].get("role") in NOT_DRAWN:
             continue
-        for comp in _component_of_node(g, node, component_of):
+        for comp in _component_of_node(g, node, component_of, knob_of):
             by.setdefault(comp, set()).add(node)
     for comp, nodes in by.items():  # a source read here but homed elsewhere is drawn here too
         for node in list(nodes):
