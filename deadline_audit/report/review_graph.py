@@ -192,7 +192,7 @@ def to_dot(sub, review, component: str, marked: set[str]) -> str:
         lines.append(f"  subgraph cluster_env {{ label={_q('environment and config')}; style=\"rounded,dashed\";")
         lines += [f"    {_node(ids[n], n, sub.nodes[n], n in marked, knob=review.knob_of.get(n))}" for n in free]
         lines.append("  }")
-    for u, v, key, a in sub.edges(keys=True, data=True):
+    for u, v, key, a in sorted(sub.edges(keys=True, data=True), key=lambda e: (e[0], e[1], str(e[2]))):
         label = _edge_label(sub.nodes[u], a)
         style = ' style=dashed' if a.get("kind") in ("derives", "writes_under") else ""
         lines.append(f"  {ids[u]} -> {ids[v]} [label={_q(label)}{style}];")
