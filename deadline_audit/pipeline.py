@@ -133,19 +133,21 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
 
 def _inventory(result: Build, config: Config):
     """The knob inventory (SPEC §5 additive field), built when a reporter asks for it
-    (only JSON does); never loses the run."""
+    (only JSON does)."""
+    return lambda: knob_inventory(result, config.rule_options.get("DA501", {}))
 
-    def build_it() -> list[dict] | None:
-        from deadline_audit.inventory import build_inventory
 
-        try:
-            return build_inventory(result.graph, config.rule_options.get("DA501", {}))
-        except Exception as exc:
-            result.errors.append(InputError("", f"internal error while building the inventory: "
-                                                f"{type(exc).__name__}: {exc}"))
-            return None
+def knob_inventory(result: Build, options: dict) -> list[dict] | None:
+    """inventory.build_inventory over a build, for `check --format json` and `report`
+    alike; never loses the run (a failure is reported as an input error)."""
+    from deadline_audit.inventory import build_inventory
 
-    return build_it
+    try:
+        return build_inventory(result.graph, options)
+    except Exception as exc:
+        result.errors.append(InputError("", f"internal error while building the inventory: "
+                                            f"{type(exc).__name__}: {exc}"))
+        return None
 
 
 # -- planning: where each file sits (Go module, Python package) ----------------------

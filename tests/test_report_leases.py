@@ -81,9 +81,13 @@ def test_profiles_show_beside_the_compiled_default(review):
     row = next(r for r in review.inventory if (r.path, r.line) == ("crawler/crawler/pages.py", 23))
     (source,) = row.sources
     assert source.label == "FETCH_DEADLINE_SECONDS"
-    assert source.raw_by_file == {"crawler/.env.production": "150", "crawler/.env.staging": "45"}
-    assert source.winner == "crawler/.env.production"  # no layer sets it: the production profile's
-    assert (row.effective_seconds, row.default_seconds, row.winning) == (150.0, 20.0, "crawler/.env.production")
+    # the knob inventory entry (the JSON `inventory`): no layer sets it, the production profile's value wins
+    assert source.knob.settings == [("profile production: crawler/.env.production:2", "150", True),
+                                     ("profile staging: crawler/.env.staging:1", "45", False)]
+    assert source.knob.winning == "profile production: crawler/.env.production:2"
+    assert [(sec, at) for sec, _, at in source.knob.defaults] == [(20.0, "crawler/crawler/pages.py:11")]
+    assert (row.effective_seconds, row.default_seconds, row.winning) == (
+        150.0, 20.0, "profile production: crawler/.env.production:2")
     assert source.chain == ["$FETCH_DEADLINE_SECONDS", "default 20 s", "crawler.pages.FETCH_DEADLINE", "asyncio.wait_for"]
     assert [(e.path, e.role, e.profile) for e in review.env_files] == [
         ("crawler/.env.production", "profile", "production"), ("crawler/.env.staging", "profile", "staging")]

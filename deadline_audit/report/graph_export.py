@@ -80,8 +80,8 @@ def _mermaid(g: nx.MultiDiGraph) -> str:
     lines = ["flowchart LR"]
     for node in sorted(g.nodes):
         lines.append(f'  {ids[node]}["{text(node)}"]')
-    for u, v, attrs in g.edges(data=True):
-        transform = attrs.get("transform")
+    for u, v, attrs in sorted(g.edges(data=True), key=lambda e: (e[0], e[1], str(e[2].get("transform")))):
+        transform = attrs.get("transform")  # sorted: the same graph gives the same text (a wiki diff)
         arrow = f"-->|{transform}|" if transform and transform != "identity" else "-->"
         lines.append(f"  {ids[u]} {arrow} {ids[v]}")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path, PurePosixPath
 
 from deadline_audit.findings import Finding, InputError
@@ -36,27 +37,107 @@ class EnvFileRow:
 
 
 @dataclass
+class Knob:
+    """One entry of the knob inventory (inventory.build_inventory: the same data as the
+    `inventory` of `check --format json`), with the timeout sites it reaches outside
+    hidden test code."""
+
+    entry: dict
+    sites: list[dict] = field(default_factory=list)
+    # sites a finding's flow carries it to beyond the graph's own edges (across a wire):
+    # (rule id, site label, `path:line`)
+    finding_sites: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.entry["name"]
+
+    @property
+    def kind(self) -> str:  # env | config
+        return self.entry["kind"]
+
+    @property
+    def title(self) -> str:
+        return f"${self.name}" if self.kind == "env" else self.name
+
+    @property
+    def effective_seconds(self) -> float | None:
+        """The value in force: the winning setting, else the compiled default when there is one."""
+        eff = self.entry.get("effective")
+        if eff is not None:
+            return eff.get("seconds")
+        seconds = {d["seconds"] for d in self.entry["defaults"] if d.get("seconds") is not None}
+        return seconds.pop() if len(seconds) == 1 else None
+
+    @property
+    def effective_text(self) -> str:
+        """`30 min (30m)`, `120 s (compiled default)`, `:8080`, `unresolved`."""
+        eff = self.entry.get("effective")
+        if eff is not None:
+            if eff.get("seconds") is None:
+                return str(eff.get("raw"))
+            text = format_seconds(eff["seconds"])
+            raw = str(eff.get("raw") or "")
+            return text if raw.replace(" ", "") in ("", text.replace(" ", "")) else f"{text} ({raw})"
+        seconds = self.effective_seconds
+        return f"{format_seconds(seconds)} (compiled default)" if seconds is not None else "unresolved"
+
+    @property
+    def winning(self) -> str:
+        """Where the value in force is set: `path:line`, `profile prod: path:line`, the code."""
+        eff = self.entry.get("effective")
+        if eff is not None:
+            return (f"profile {eff['profile']}: " if eff.get("profile") else "") + f"{eff['path']}:{eff['line']}"
+        return "compiled default" if self.entry["defaults"] else "—"
+
+    @property
+    def settings(self) -> list[tuple[str, str, bool]]:
+        """Every env layer and profile that sets it: (`[profile p: ]path:line`, raw, wins)."""
+        if self.kind == "config":  # one value, in the loaded config file
+            eff = self.entry["effective"]
+            return [(f"{eff['path']}:{eff['line']}", str(eff["raw"]), False)]
+        return [((f"profile {s['profile']}: " if s.get("profile") else "") + f"{s['path']}:{s['line']}",
+                 str(s["raw"]), bool(s.get("wins")))
+                for s in self.entry["layers"] + self.entry["profiles"]]
+
+    @property
+    def defaults(self) -> list[tuple[float | None, str, str]]:
+        """Compiled defaults: (seconds, raw as written, `path:line`)."""
+        return [(d.get("seconds"), str(d.get("raw")) if d.get("raw") is not None else "", f"{d['path']}:{d['line']}")
+                for d in self.entry["defaults"]]
+
+    @property
+    def reads(self) -> list[str]:
+        return [f"{r['path']}:{r['line']}" for r in self.entry["reads"]]
+
+    @property
+    def read_defaults(self) -> list[tuple[str, float | None, bool]]:
+        """Where the code reads it, each with the compiled default read there: (`path:line`,
+        seconds, has a default); defaults away from any read (config defaults) follow."""
+        defaults = {at: sec for sec, _, at in self.defaults}
+        out = [(at, defaults.get(at), at in defaults) for at in self.reads]
+        return out + [(at, sec, True) for at, sec in defaults.items() if at not in self.reads]
+
+    @property
+    def unread_text(self) -> str:
+        """What the read column says where no read location is known."""
+        return "read (where is not known)" if self.entry.get("read") else "not read"
+
+    @property
+    def documented(self) -> list[str]:
+        return [f"{d['path']}:{d['line']}" for d in self.entry.get("documented", [])]
+
+
+@dataclass
 class Source:
-    """One root feeding a site: an env variable (with its layers) or a literal/config key."""
+    """One root feeding a site: an env variable or config key (with its inventory entry),
+    or a literal."""
 
     node: str
     label: str
     kind: str  # env | lit | cfg | sym
-    raw_by_file: dict[str, str] = field(default_factory=dict)  # env file path -> raw text
-    winner: str | None = None  # env file path whose value wins
-    defaults: list[tuple[float | None, str]] = field(default_factory=list)  # (seconds, "path:line")
+    knob: Knob | None = None  # env and config roots: their knob inventory entry
     chain: list[str] = field(default_factory=list)  # labels from the source to the site
-
-
-@dataclass
-class Knob:
-    """An env variable that feeds timeout sites: its value in every layer and profile."""
-
-    name: str
-    raw_by_file: dict[str, str]
-    winner: str | None
-    defaults: list[tuple[float | None, str]]
-    sites: int
 
 
 @dataclass
@@ -79,7 +160,8 @@ class InventoryRow:
     @property
     def winning(self) -> str:
         """Where the effective value comes from: the winning env file, else the code."""
-        winners = sorted({s.winner for s in self.sources if s.winner})
+        winners = sorted({s.knob.winning for s in self.sources
+                          if s.knob is not None and s.knob.entry.get("effective") is not None})
         if winners:
             return ", ".join(winners)
         if self.implicit:
@@ -95,6 +177,19 @@ class ReviewFinding:
     snippet: list[tuple[bool, int, str]]
     use_instead: str  # the rule's "Use instead" section (Markdown)
     summary: str
+    related_code: list[str] = field(default_factory=list)  # the source line of each related location ("" unknown)
+
+
+@dataclass
+class RuleRow:
+    """A rule in the summary: every implemented rule, with or without findings."""
+
+    id: str
+    name: str
+    severity: str  # as configured (`severity` table), else the rule's default
+    summary: str
+    findings: int
+    checked: bool  # selected for this run (`select`/`ignore`)
 
 
 @dataclass
@@ -115,13 +210,21 @@ class Review:
     internal_errors: int  # checks that crashed: the command exits 2
     component_of: dict[str, str]  # path -> component
     knobs: list[Knob] = field(default_factory=list)
+    rules: list[RuleRow] = field(default_factory=list)
+    knob_of: dict[str, Knob] = field(default_factory=dict)  # every knob by graph node, for the picture
     test_sites_hidden: int = 0  # sites in test code, left out unless `include-tests`
     hidden_paths: set[str] = field(default_factory=set)  # test code left out of the inventory and pictures
 
     @property
-    def by_rule(self) -> list[tuple[str, str, str, int]]:
-        counts = Counter((f.finding.rule_id, f.finding.rule, f.finding.severity) for f in self.findings)
-        return [(rid, name, sev, n) for (rid, name, sev), n in sorted(counts.items())]
+    def findings_of(self) -> list[tuple[RuleRow, list[tuple[int, "ReviewFinding"]]]]:
+        """The findings grouped by rule, in rule order: (rule, [(index in findings, finding)])."""
+        groups: dict[str, list[tuple[int, ReviewFinding]]] = {}
+        for i, rf in enumerate(self.findings):
+            groups.setdefault(rf.finding.rule_id, []).append((i, rf))
+        rows = {r.id: r for r in self.rules}
+        return [(rows.get(rid) or RuleRow(rid, items[0][1].finding.rule, items[0][1].finding.severity,
+                                          items[0][1].summary, len(items), True), items)
+                for rid, items in sorted(groups.items())]
 
     @property
     def by_severity(self) -> dict[str, int]:
@@ -164,11 +267,12 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         read_lines = make_line_reader()
     component_of = assign_components(built.facts, getattr(config, "components", {}) or {},
                                      getattr(config, "root", None))
-    inventory = _inventory(graph, findings, component_of, _lease_labels(graph))
     hidden: set[str] = set()  # test code: left out unless `include-tests`
     if not getattr(config, "include_tests", False):
         is_test = _test_code(config)
         hidden = {f.path for f in built.facts if f.kind in ("python", "go") and is_test(f.path)}
+    knobs = _knobs(built, config, hidden)  # first: building the knob inventory may add an input error
+    inventory = _inventory(graph, findings, component_of, _lease_labels(graph), knobs)
     shown = [row for row in inventory if row.path not in hidden]
     components = _component_sizes(built.facts, component_of, shown)
     env_files = sorted(
@@ -187,7 +291,9 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         components=components,
         env_files=env_files,
         inventory=shown,
-        knobs=_knobs(graph, shown),
+        rules=_rules(findings, config),
+        knob_of=knobs,
+        knobs=_shown_knobs(knobs, findings),
         leases=[b for b in lease_budgets(graph) if b.location.path not in hidden],
         graph=graph,
         component_of=component_of,
@@ -195,6 +301,28 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         hidden_paths=hidden,
         internal_errors=getattr(built, "internal_errors", 0),
     )
+
+
+def _rules(findings: list[Finding], config) -> list[RuleRow]:
+    """Every implemented rule (and any rule that reported), its findings and whether it ran."""
+    from deadline_audit.checks import implemented_rules
+    from deadline_audit.report.rules_meta import load_rule_meta
+
+    meta = load_rule_meta()
+    counts = Counter(f.rule_id for f in findings)
+    from deadline_audit.postprocess import severity_for
+
+    severities = getattr(config, "severity", None) or {}
+    out = []
+    for rid in sorted(implemented_rules() | set(counts)):
+        m = meta.get(rid)
+        reported = next((f for f in findings if f.rule_id == rid), None)
+        out.append(RuleRow(
+            id=rid, name=reported.rule if reported else (m.name if m else rid),
+            severity=reported.severity if reported else severity_for(rid, m.severity if m else "warning", severities),
+            summary=m.summary if m else "", findings=counts.get(rid, 0),
+            checked=bool(counts.get(rid)) or config is None or config.rule_enabled(rid)))
+    return out
 
 
 def _lease_labels(graph) -> dict[str, str]:
@@ -312,7 +440,7 @@ def classification(role: str | None, in_lease_helper: bool = False) -> str:
 
 
 def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
-               labels: dict[str, str]) -> list[InventoryRow]:
+               labels: dict[str, str], knobs: dict[str, Knob]) -> list[InventoryRow]:
     g = graph.g
     at_site: dict[tuple[str, int], list[tuple[str, int]]] = {}
     for i, f in enumerate(findings):
@@ -330,7 +458,7 @@ def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
             component=component_of.get(path, "—"), path=path, line=int(a.get("line") or 0),
             column=int(a.get("column") or 0),
             effective_seconds=a.get("effective_seconds"), default_seconds=a.get("default_seconds"),
-            implicit=bool(a.get("implicit")), sources=_sources(graph, node),
+            implicit=bool(a.get("implicit")), sources=_sources(graph, node, knobs),
             findings=sorted({rid for rid, _ in at_site.get((path, int(a.get("line") or 0)), [])}),
             finding_refs=at_site.get((path, int(a.get("line") or 0)), []),
         ))
@@ -338,55 +466,61 @@ def _inventory(graph, findings: list[Finding], component_of: dict[str, str],
     return rows
 
 
-def _sources(graph, site: str) -> list[Source]:
+def _sources(graph, site: str, knobs: dict[str, Knob]) -> list[Source]:
     g = graph.g
     roots = sorted(graph.sources(site), key=lambda n: (not n.startswith("env:"), n))
-    env_roots = [r for r in roots if r.startswith("env:")]
+    env_knobs = [knobs[r] for r in roots if r in knobs and knobs[r].kind == "env"]
     out = []
     for root in roots:
         a = g.nodes[root]
         kind = a.get("kind", root.split(":", 1)[0])
-        if kind == "lit" and env_roots and _is_env_default(graph, root, env_roots):
+        if kind == "lit" and _is_env_default(a, env_knobs):
             continue  # the compiled default of an env read: shown with that env variable
-        source = Source(node=root, label=str(a.get("label", root)), kind=kind)
-        if kind == "env":
-            for layer in a.get("layers", []) + a.get("profiles", []):
-                source.raw_by_file[layer["path"]] = layer["raw"]
-                if layer.get("wins"):
-                    source.winner = layer["path"]
-            source.defaults = [(r.get("default_seconds"), f"{r['path']}:{r['line']}") for r in a.get("reads", [])]
-        source.chain = _chain(graph, root, site)
-        out.append(source)
+        knob = knobs.get(root)
+        out.append(Source(node=root, label=str(a.get("label", root)), kind=kind, knob=knob,
+                          chain=_chain(graph, root, site, knob)))
     return out
 
 
-def _knobs(graph, inventory: list[InventoryRow]) -> list[Knob]:
-    feeds: dict[str, int] = {}
-    for row in inventory:
-        for source in row.sources:
-            if source.kind == "env":
-                feeds[source.node] = feeds.get(source.node, 0) + 1
-    out = []
-    for node, count in sorted(feeds.items()):
-        a = graph.g.nodes[node]
-        layers = a.get("layers", []) + a.get("profiles", [])
-        out.append(Knob(
-            name=str(a.get("label", node)), raw_by_file={lay["path"]: lay["raw"] for lay in layers},
-            winner=next((lay["path"] for lay in layers if lay.get("wins")), None),
-            defaults=[(r.get("default_seconds"), f"{r['path']}:{r['line']}") for r in a.get("reads", [])],
-            sites=count))
+def _knobs(built, config, hidden: set[str]) -> dict[str, Knob]:
+    """The knob inventory (the JSON `inventory`) by graph node; a config key is also
+    found under its `cfg:*#key` node (a key read from any loaded file)."""
+    from deadline_audit.pipeline import knob_inventory
+
+    options = (getattr(config, "rule_options", None) or {}).get("DA501", {})
+    out: dict[str, Knob] = {}
+    for entry in knob_inventory(built, options) or []:
+        knob = Knob(entry, [s for s in entry["sites"] if s.get("path") not in hidden])
+        out[entry["node"]] = knob
+        if entry["kind"] == "config":
+            out.setdefault(f"cfg:*#{entry['name']}", knob)
     return out
 
 
-def _is_env_default(graph, lit: str, env_roots: list[str]) -> bool:
+def _shown_knobs(knobs: dict[str, Knob], findings: list[Finding]) -> list[Knob]:
+    """The knobs the table lists: those that reach a timeout site, are named like a
+    timeout, or start a finding's flow (a value sent across a wire to a clamp); the
+    site such a flow ends at is noted with the knob."""
+    for f in findings:
+        knob = knobs.get(f.flow[0].node) if len(f.flow) > 1 else None
+        end = f.flow[-1] if knob is not None else None
+        if end is None or end.node in {s["id"] for s in knob.sites} or end.location is None:
+            continue
+        row = (f.rule_id, end.label or end.node, f"{end.location.path}:{end.location.line}")
+        if row not in knob.finding_sites:
+            knob.finding_sites.append(row)
+    unique = {id(k): k for k in knobs.values()}.values()
+    return [k for k in unique if k.sites or k.finding_sites or k.entry.get("timeout_like")]
+
+
+def _is_env_default(lit: dict, env_knobs: list[Knob]) -> bool:
     """A literal that is the compiled default of one of the env reads feeding the site
     (same file as the read, same value)."""
-    a = graph.g.nodes[lit]
-    return any(read.get("path") == a.get("path") and read.get("default_seconds") == a.get("value_seconds")
-               for env in env_roots for read in graph.g.nodes[env].get("reads", []))
+    return any(d["path"] == lit.get("path") and d.get("seconds") == lit.get("value_seconds")
+               for knob in env_knobs for d in knob.entry["defaults"])
 
 
-def _chain(graph, source: str, site: str) -> list[str]:
+def _chain(graph, source: str, site: str, knob: Knob | None) -> list[str]:
     """`env → helper default → field → site` as labels: `$MODEL_TIMEOUT`, `envDuration
     default 120 s`, `config.Config.ModelTimeout`, …, `http.Client.Timeout`; other
     transforms in brackets."""
@@ -401,8 +535,7 @@ def _chain(graph, source: str, site: str) -> list[str]:
             edges = g.get_edge_data(previous, node) or {}
             transform = next((e.get("transform") for e in edges.values() if e.get("transform")), None)
         if previous is not None and g.nodes[previous].get("kind") == "env":
-            defaults = sorted({format_seconds(r["default_seconds"]) for r in g.nodes[previous].get("reads", [])
-                               if r.get("default_seconds") is not None})
+            defaults = sorted({format_seconds(sec) for sec, _, _ in (knob.defaults if knob else ()) if sec is not None})
             helper = transform[5:] + " " if transform and transform.startswith("call ") else ""
             if defaults:
                 out.append(f"{helper}default {', '.join(defaults)}")
@@ -429,11 +562,73 @@ def _review_finding(f: Finding, read_lines) -> ReviewFinding:
     if 1 <= f.location.line <= len(lines):
         first, last = max(1, f.location.line - 2), min(len(lines), f.location.line + 1)
         snippet = [(n == f.location.line, n, lines[n - 1].expandtabs(4).rstrip()) for n in range(first, last + 1)]
+    shown = {(f.location.path, n) for _, n, _ in snippet}
     return ReviewFinding(
         finding=f, snippet=snippet,
         use_instead=(meta.sections.get("Use instead", "") if meta else "").strip(),
         summary=meta.summary if meta else "",
+        related_code=["" if (r.location.path, r.location.line) in shown else _line_at(read_lines, r.location.path, r.location.line)
+                      for r in f.related],  # a line the snippet already shows is not quoted again
     )
+
+
+def _line_at(read_lines, path: str, line: int, width: int = 160) -> str:
+    """One source line, trimmed, for a related location: the other side of a wire, the
+    ceiling, the declared state."""
+    try:
+        lines = read_lines(path)
+    except OSError:
+        return ""
+    text = lines[line - 1].strip() if 1 <= line <= len(lines) else ""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Markup:
+    """How a renderer marks text up: HTML escapes and tags, Markdown backticks."""
+
+    text: Callable[[str], str]  # plain text, escaped
+    code: Callable[[str], str]  # a location or a raw value
+    strong: Callable[[str], str]
+    aside: Callable[[str], str]  # `(wins)`, a transform
+
+
+def settings_text(k: Knob, m: Markup) -> str:
+    """Where a knob is set (`path:line = raw`, the winner marked), then its compiled defaults."""
+    values = [m.code(where) + " = " + m.strong(raw) + (" " + m.aside("(wins)") if wins else "")
+              for where, raw, wins in k.settings]
+    defaults = [f"default {m.text(seconds_text(sec))} {m.code(at)}" for sec, _, at in k.defaults]
+    return ("; ".join(values) or "not set") + (" · " + "; ".join(defaults) if defaults else "")
+
+
+def flow_step_text(step, m: Markup) -> str:
+    """One step of a finding's flow: label [transform] = value · layers · default, location."""
+    text = m.strong(step.label or step.node)
+    if step.transform:
+        text += " " + m.aside(f"[{step.transform}]")
+    if step.value_seconds is not None:
+        text += " = " + m.text(format_seconds(step.value_seconds))
+    for layer in step.layers:
+        name = f"profile {layer.profile}: " if layer.profile else ""
+        text += f" · {m.text(name)}{m.code(f'{layer.path}:{layer.line}')} = {m.text(layer.raw)}"
+        text += " " + m.aside("(wins)") if layer.wins else ""
+    if step.default_seconds is not None:
+        text += " · default " + m.text(format_seconds(step.default_seconds))
+        if step.default_location:
+            text += " " + m.code(f"{step.default_location.path}:{step.default_location.line}")
+    if step.location is not None and not step.layers:
+        text += " " + m.code(f"{step.location.path}:{step.location.line}")
+    return text
+
+
+def flow_worth_showing(f: Finding) -> bool:
+    """A flow says more than the finding's own location: several steps, or a value, a
+    layer or a default (a lone step naming the flagged line is left out)."""
+    if len(f.flow) != 1:
+        return bool(f.flow)
+    step = f.flow[0]
+    here = step.location is not None and (step.location.path, step.location.line) == (f.location.path, f.location.line)
+    return not here or bool(step.layers) or step.value_seconds is not None or step.default_seconds is not None
 
 
 def seconds_text(value: float | None) -> str:

@@ -62,7 +62,7 @@ def pictures(review, *, full_svg_stem: str | None = None, render_svg: bool = Tru
     dot = dot_available() if render_svg else None
     marked = _finding_nodes(review)
     out, files = [], {}
-    for component, nodes in _nodes_by_component(g, review.component_of, review.hidden_paths).items():
+    for component, nodes in _nodes_by_component(g, review.component_of, review.hidden_paths, review.knob_of).items():
         full = g.subgraph(nodes)
         shown = full
         if full.number_of_nodes() > NODE_LIMIT:
@@ -103,25 +103,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "graph"
 
 
-def _component_of_node(g, node: str, component_of: dict[str, str]) -> set[str]:
+def _component_of_node(g, node: str, component_of: dict[str, str], knob_of: dict) -> set[str]:
     a = g.nodes[node]
     if a.get("path") in component_of:
         return {component_of[a["path"]]}
-    if a.get("kind") == "env":  # where it is read, else where it is set
-        reads = {component_of[r["path"]] for r in a.get("reads", []) if r.get("path") in component_of}
+    knob = knob_of.get(node) if a.get("kind") == "env" else None
+    if knob is not None:  # where it is read, else where it is set
+        reads = {component_of[r["path"]] for r in knob.entry["reads"] if r["path"] in component_of}
         if reads:
             return reads
-        return {component_of[lay["path"]] for lay in a.get("layers", []) + a.get("profiles", [])
-                if lay.get("path") in component_of}
+        return {component_of[s["path"]] for s in knob.entry["layers"] + knob.entry["profiles"]
+                if s["path"] in component_of}
     return set()
 
 
-def _nodes_by_component(g, component_of: dict[str, str], hidden: set[str]) -> dict[str, set[str]]:
+def _nodes_by_component(g, component_of: dict[str, str], hidden: set[str], knob_of: dict) -> dict[str, set[str]]:
     by: dict[str, set[str]] = {}
     for node in g.nodes:
         if g.nodes[node].get("path") in hidden or g.nodes[node].get("role") in NOT_DRAWN:
             continue
-        for comp in _component_of_node(g, node, component_of):
+        for comp in _component_of_node(g, node, component_of, knob_of):
             by.setdefault(comp, set()).add(node)
     for comp, nodes in by.items():  # a source read here but homed elsewhere is drawn here too
         for node in list(nodes):
@@ -189,9 +190,9 @@ def to_dot(sub, review, component: str, marked: set[str]) -> str:
         lines.append("  }")
     if free:
         lines.append(f"  subgraph cluster_env {{ label={_q('environment and config')}; style=\"rounded,dashed\";")
-        lines += [f"    {_node(ids[n], n, sub.nodes[n], n in marked)}" for n in free]
+        lines += [f"    {_node(ids[n], n, sub.nodes[n], n in marked, knob=review.knob_of.get(n))}" for n in free]
         lines.append("  }")
-    for u, v, key, a in sub.edges(keys=True, data=True):
+    for u, v, key, a in sorted(sub.edges(keys=True, data=True), key=lambda e: (e[0], e[1], str(e[2]))):
         label = _edge_label(sub.nodes[u], a)
         style = ' style=dashed' if a.get("kind") in ("derives", "writes_under") else ""
         lines.append(f"  {ids[u]} -> {ids[v]} [label={_q(label)}{style}];")
@@ -199,11 +200,11 @@ def to_dot(sub, review, component: str, marked: set[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _node(node_id: str, node: str, a: dict, marked: bool, name: str | None = None) -> str:
+def _node(node_id: str, node: str, a: dict, marked: bool, name: str | None = None, knob=None) -> str:
     kind = a.get("kind")
     role = a.get("role") if kind == "site" else kind
     shape = {"env": "note", "cfg": "note", "site": "box", "lit": "plaintext", "sym": "ellipse", "ctx": "hexagon"}.get(kind, "ellipse")
-    text = _env_text(a) if kind == "env" else _text(node, {**a, "label": name} if name else a)
+    text = _knob_text(knob) if knob is not None else _text(node, {**a, "label": name} if name else a)
     attrs = [f"label={_q(text)}", f"shape={shape}", f"fillcolor={_q(ROLE_COLOURS.get(role or '', '#ffffff'))}",
              f"tooltip={_q(node)}"]
     if kind == "site":
@@ -233,15 +234,13 @@ def _short(label: str, keep: int = 3) -> str:
     return label if len(parts) <= keep else "…" + ".".join(parts[-keep:])
 
 
-def _env_text(a: dict) -> str:
-    value = a.get("effective_raw")
-    defaults = sorted({format_seconds(r["default_seconds"]) for r in a.get("reads", []) if r.get("default_seconds") is not None})
-    text = f"${a.get('label')}"
-    if value is not None:
-        text += f" = {value}"
-    if defaults:
-        text += f"\ndefault {', '.join(defaults)}"
-    return text
+def _knob_text(knob) -> str:
+    """An env variable or config key as the knob inventory has it: `$NAME = 30m`, its
+    compiled default on a second line."""
+    effective = knob.entry.get("effective")
+    text = knob.title + (f" = {effective['raw']}" if effective is not None else "")
+    defaults = sorted({format_seconds(sec) for sec, _, _ in knob.defaults if sec is not None})
+    return text + (f"\ndefault {', '.join(defaults)}" if defaults else "")
 
 
 def _edge_label(source: dict, edge: dict) -> str:

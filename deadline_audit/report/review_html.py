@@ -8,11 +8,14 @@ from html import escape
 
 from deadline_audit import __version__
 from deadline_audit.report.humanize import format_seconds, plural
-from deadline_audit.report.review import Review, count_text, seconds_text, span_text, value_text
+from deadline_audit.report.review import (Markup, Review, count_text, flow_step_text, flow_worth_showing, seconds_text,
+                                          settings_text, span_text, value_text)
 from deadline_audit.report.review_graph import ROLE_COLOURS, Picture
 from deadline_audit.report.review_leases import LeaseBudget
 
 SEVERITY_CLASS = {"error": "sev-error", "warning": "sev-warning", "info": "sev-info"}
+MARKUP = Markup(text=escape, code=lambda t: f"<code>{escape(t)}</code>", strong=lambda t: f"<b>{escape(t)}</b>",
+                aside=lambda t: f"<em>{escape(t)}</em>" if t == "(wins)" else f"<small>{escape(t)}</small>")
 
 
 def render_html(review: Review, pictures: list[Picture]) -> str:
@@ -53,19 +56,21 @@ def _table(head: list[str], rows: list[str], *, cls: str = "", attrs: str = "") 
 def _summary(r: Review) -> str:
     sev = r.by_severity
     cards = "".join(
-        f"<div class='card {SEVERITY_CLASS[s]}'><b>{n}</b><span>{s}{'s' if n != 1 else ''}</span></div>"
+        f"<div class='card {SEVERITY_CLASS[s]}'><b>{n}</b><span>{s}{'s' if n != 1 and s != 'info' else ''}</span></div>"
         for s, n in sev.items())
     cards += (f"<div class=card><b>{len(r.inventory)}</b><span>timeout sites</span></div>"
               f"<div class=card><b>{len(r.leases)}</b><span>leases</span></div>"
               f"<div class=card><b>{len(r.components)}</b><span>components</span></div>")
     out = ["<section id=summary><h2>Summary</h2>", f"<div class=cards>{cards}</div>", "<div class=grid><div>"]
-    if r.by_rule:
-        rows = [f"<tr><td><a href='#rule-{rid}'>{rid}</a></td><td>{escape(name)}</td>"
-                f"<td><span class='badge {SEVERITY_CLASS.get(sev, '')}'>{sev}</span></td><td class=num>{n}</td></tr>"
-                for rid, name, sev, n in r.by_rule]
-        out.append("<h3>Findings by rule</h3>" + _table(["Rule", "Name", "Severity", "Findings"], rows, cls="by-rule"))
-    else:
-        out.append("<p>No findings.</p>")
+    rows = []
+    for rule in r.rules:
+        count = (f"{rule.findings:,}" if rule.checked else "<small>not selected</small>")
+        rid = f"<a href='#rule-{rule.id}'>{rule.id}</a>" if rule.findings else rule.id
+        rows.append(f"<tr class='{'' if rule.findings else 'quiet'}' title='{escape(rule.summary)}'><td>{rid}</td>"
+                    f"<td>{escape(rule.name)}</td><td><span class='badge {SEVERITY_CLASS.get(rule.severity, '')}'>"
+                    f"{escape(rule.severity)}</span></td><td class=num>{count}</td></tr>")
+    out.append("<h3>Findings by rule</h3>" + (_table(["Rule", "Name", "Severity", "Findings"], rows, cls="by-rule")
+                                               if rows else "<p>No findings.</p>"))
     if r.suppressed:
         out.append(f"<p>{plural(r.suppressed, 'finding')} suppressed inline or by per-file-ignores.</p>")
     out.append("</div><div>")
@@ -106,12 +111,8 @@ def _inventory(r: Review) -> str:
     for row in r.inventory:
         env_cells, chains = [], []
         for s in row.sources:
-            if s.kind == "env":
-                values = [f"<code>{escape(path)}</code> = <b>{escape(raw)}</b>" + (" <em>(wins)</em>" if path == s.winner else "")
-                          for path, raw in s.raw_by_file.items()]
-                defaults = [f"default {escape(seconds_text(sec))} <code>{escape(at)}</code>" for sec, at in s.defaults]
-                env_cells.append(f"<div><b>${escape(s.label)}</b>: " + ("; ".join(values) or "not set") +
-                                 (" · " + "; ".join(defaults) if defaults else "") + "</div>")
+            if s.knob is not None:
+                env_cells.append(f"<div><b>{escape(s.knob.title)}</b>: {settings_text(s.knob, MARKUP)}</div>")
             chains.append("<div class=chain>" + " → ".join(escape(step) for step in s.chain) + "</div>")
         findings = " ".join(
             f"<a class='badge {SEVERITY_CLASS.get(r.findings[i].finding.severity, '')}' href='#finding-{i}'>{rid}</a>"
@@ -136,7 +137,7 @@ def _inventory(r: Review) -> str:
                 "<select id=inventory-class><option value=''>detectors and allocators</option>"
                 "<option value=detector>detectors</option><option value=allocator>allocators</option>"
                 "<option value=other>other</option></select> <span id=inventory-count></span></div>")
-    head = ["Site", "Component", "Role", "Class", "Effective", "Compiled default", "Env layers and profiles",
+    head = ["Site", "Component", "Role", "Class", "Effective", "Compiled default", "Knobs: where set",
             "Winning layer", "Source chain", "Findings"]
     return ("<section id=inventory><h2>Timeout inventory</h2>"
             "<p>Every place a duration takes effect. <b>Detectors</b> (leases, heartbeats, renewals, the timers of a lease helper) "
@@ -149,24 +150,36 @@ def _inventory(r: Review) -> str:
 
 
 def _knobs(r: Review) -> str:
-    """Env variables that feed timeouts × env files: where each value is set, what wins."""
+    """The knob inventory (the JSON `inventory`): every timeout knob, where it is set,
+    what wins, its compiled defaults, who reads it and the timeout sites it reaches."""
     if not r.knobs:
         return ""
-    files = r.layer_paths + r.profile_paths
-    profiles = {e.path: e.profile for e in r.env_files if e.role == "profile"}
-    head = (["Variable"] + [f"<code>{escape(f)}</code>" + (f"<br><small>profile {escape(profiles[f] or '')}</small>"
-                                                          if f in profiles else "") for f in files]
-            + ["Compiled default", "Sites"])
     rows = []
     for k in r.knobs:
-        cells = "".join(
-            f"<td class=num>{escape(k.raw_by_file[f])}{' <em>(wins)</em>' if f == k.winner else ''}</td>"
-            if f in k.raw_by_file else "<td></td>" for f in files)
-        defaults = "<br>".join(f"{escape(seconds_text(sec))} <code>{escape(at)}</code>" for sec, at in k.defaults) or "—"
-        rows.append(f"<tr><td><b>${escape(k.name)}</b></td>{cells}<td>{defaults}</td>"
-                    f"<td class=num>{k.sites}</td></tr>")
-    return ("<h3>Timeout knobs</h3><p>The env variables that feed these sites, in every layer and profile "
-            "(later layers win; where none sets it, the compiled default applies).</p><div class=wide>" + _table(head, rows, cls="knobs") + "</div>")
+        sets = "<br>".join(f"<code>{escape(where)}</code> = {escape(raw)}" + (" <em>(wins)</em>" if wins else "")
+                           for where, raw, wins in k.settings) or "not set"
+        reads = "<br>".join(_loc(*at.rsplit(":", 1)) + (f" default <b>{escape(seconds_text(sec))}</b>" if has else "")
+                            for at, sec, has in k.read_defaults) or f"<em>{escape(k.unread_text)}</em>"
+        sites = "".join(f"<div>{escape(s.get('label') or '?')} {_loc(s['path'], s['line'])}</div>" for s in k.sites[:MAX_SITES])
+        if len(k.sites) > MAX_SITES:
+            sites += f"<div><small>and {len(k.sites) - MAX_SITES:,} more</small></div>"
+        sites += "".join(f"<div>{escape(label)} {_loc(*at.rsplit(':', 1))} <small>({escape(rid)} flow)</small></div>"
+                         for rid, label, at in k.finding_sites)
+        docs = f"<br><small>documented in {escape(', '.join(k.documented))}</small>" if k.documented else ""
+        rows.append(f"<tr data-kind='{k.kind}'><td><b>{escape(k.title)}</b>{docs}</td>"
+                    f"<td class=num data-value='{_num(k.effective_seconds)}'>{escape(k.effective_text)}</td>"
+                    f"<td>{escape(k.winning)}</td><td>{sets}</td><td>{reads}</td>"
+                    f"<td data-value='{len(k.sites)}'>{sites or '—'}</td></tr>")
+    head = ["Knob", "Effective", "Winning layer", "Set in (layers, profiles, config)", "Read at, compiled default",
+            "Timeout sites reached"]
+    return ("<h3>Timeout knobs</h3><p>Every env variable and config key that feeds a timeout site or is named like a "
+            "timeout: its value in force, where each layer and profile sets it (later layers win; where none sets "
+            "it, the compiled default applies), where the code reads it and the sites it reaches. The same data as "
+            "the <code>inventory</code> of <code>check --format json</code>.</p><div class=wide>"
+            + _table(head, rows, cls="knobs") + "</div>")
+
+
+MAX_SITES = 6
 
 
 def _num(value: float | None) -> str:
@@ -216,53 +229,43 @@ def _findings(r: Review) -> str:
     if not r.findings:
         out.append("<p>No findings.</p></section>")
         return "\n".join(out)
-    seen_rules: set[str] = set()
-    for i, rf in enumerate(r.findings):
-        f = rf.finding
-        anchor = f"<a id='rule-{f.rule_id}'></a>" if f.rule_id not in seen_rules else ""
-        seen_rules.add(f.rule_id)
-        parts = [f"{anchor}<article class='finding {SEVERITY_CLASS.get(f.severity, '')}' id='finding-{i}'>",
-                 f"<h3><span class='badge {SEVERITY_CLASS.get(f.severity, '')}'>{escape(f.severity)}</span> "
-                 f"{escape(f.rule_id)} {escape(f.rule)} — {_loc(f.location.path, f.location.line, f.location.column)}</h3>",
-                 f"<p class=message>{escape(f.message)}</p>"]
-        if rf.snippet:
-            width = len(str(rf.snippet[-1][1]))
-            code = "\n".join(
-                (f"<mark>{'>'} {n:>{width}} │ {escape(text)}</mark>" if hit else f"  {n:>{width}} │ {escape(text)}")
-                for hit, n, text in rf.snippet)
-            parts.append(f"<pre class=snippet>{code}</pre>")
-        if f.flow:
-            items = []
-            for step in f.flow:
-                text = f"<b>{escape(step.label or step.node)}</b>"
-                if step.transform:
-                    text += f" <small>[{escape(step.transform)}]</small>"
-                if step.value_seconds is not None:
-                    text += f" = {escape(format_seconds(step.value_seconds))}"
-                for layer in step.layers:
-                    name = f"profile {layer.profile}: " if layer.profile else ""
-                    text += (f" · {escape(name)}<code>{escape(layer.path)}:{layer.line}</code> = {escape(layer.raw)}"
-                             + (" <em>(wins)</em>" if layer.wins else ""))
-                if step.default_seconds is not None:
-                    where = f" <code>{escape(step.default_location.path)}:{step.default_location.line}</code>" if step.default_location else ""
-                    text += f" · default {escape(format_seconds(step.default_seconds))}{where}"
-                if step.location is not None and not step.layers:
-                    text += " " + _loc(step.location.path, step.location.line)
-                items.append(f"<li>{text}</li>")
-            parts.append(f"<div class=flow><b>Flow</b><ol>{''.join(items)}</ol></div>")
-        if f.related:
-            items = "".join(f"<li>{_loc(x.location.path, x.location.line, x.location.column)} {escape(x.message)}</li>"
-                            for x in f.related)
-            parts.append(f"<div class=related><b>Related</b><ul>{items}</ul></div>")
-        if f.fix:
-            parts.append(f"<p class=fix><b>Fix:</b> {escape(f.fix)}</p>")
-        if rf.use_instead:
-            parts.append(f"<details class=use-instead><summary>Use instead ({escape(f.rule_id)} documentation)</summary>"
-                         f"{_markdown(rf.use_instead)}</details>")
-        parts.append("</article>")
-        out.append("".join(parts))
+    for rule, items in r.findings_of:
+        sev = SEVERITY_CLASS.get(rule.severity, "")
+        out.append(f"<h3 class=rule id='rule-{rule.id}'><span class='badge {sev}'>{escape(rule.severity)}</span> "
+                   f"{escape(rule.id)} {escape(rule.name)} <small>· {plural(len(items), 'finding')}</small></h3>"
+                   + (f"<p class=rule-summary>{escape(rule.summary)}</p>" if rule.summary else ""))
+        use_instead = items[0][1].use_instead
+        if use_instead:
+            out.append(f"<details class=use-instead><summary>Use instead ({escape(rule.id)} documentation)</summary>"
+                       f"{_markdown(use_instead)}</details>")
+        out += [_finding(i, rf) for i, rf in items]
     out.append("</section>")
     return "\n".join(out)
+
+
+def _finding(i: int, rf) -> str:
+    f = rf.finding
+    parts = [f"<article class='finding {SEVERITY_CLASS.get(f.severity, '')}' id='finding-{i}'>",
+             f"<h4>{escape(f.rule_id)} — {_loc(f.location.path, f.location.line, f.location.column)}</h4>",
+             f"<p class=message>{escape(f.message)}</p>"]
+    if rf.snippet:
+        width = len(str(rf.snippet[-1][1]))
+        code = "\n".join(
+            (f"<mark>{'>'} {n:>{width}} │ {escape(text)}</mark>" if hit else f"  {n:>{width}} │ {escape(text)}")
+            for hit, n, text in rf.snippet)
+        parts.append(f"<pre class=snippet>{code}</pre>")
+    if flow_worth_showing(f):
+        items = [f"<li>{flow_step_text(step, MARKUP)}</li>" for step in f.flow]
+        parts.append(f"<div class=flow><b>Flow</b><ol>{''.join(items)}</ol></div>")
+    if f.related:
+        items = "".join(f"<li>{_loc(x.location.path, x.location.line, x.location.column)} {escape(x.message)}"
+                        + (f"<pre class=line>{escape(code)}</pre>" if code else "") + "</li>"
+                        for x, code in zip(f.related, rf.related_code or [""] * len(f.related)))
+        parts.append(f"<div class=related><b>Related</b><ul>{items}</ul></div>")
+    if f.fix:
+        parts.append(f"<p class=fix><b>Fix:</b> {escape(f.fix)}</p>")
+    parts.append("</article>")
+    return "".join(parts)
 
 
 # -- graph ---------------------------------------------------------------------------
@@ -313,7 +316,8 @@ h2{margin-top:28px;border-bottom:1px solid var(--line);padding-bottom:4px}
 table{border-collapse:collapse;margin:8px 0 16px;width:100%}
 th,td{border:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
 th{background:var(--soft);position:sticky;top:0}
-table.by-rule,table.components,table.env-files,table.knobs{width:auto}
+table.by-rule,table.components,table.env-files{width:auto}
+table.knobs td{font-size:13px}table.knobs code{overflow-wrap:anywhere}table.knobs td:first-child{overflow-wrap:anywhere;min-width:180px}
 td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:1px 4px;border-radius:4px}
 .cards{display:flex;gap:12px;flex-wrap:wrap}
@@ -333,14 +337,17 @@ table.supervision small{display:block}
 .sortable th[aria-sort=ascending]::after{content:" ▲"}.sortable th[aria-sort=descending]::after{content:" ▼"}
 .controls{display:flex;gap:8px;align-items:center;margin:8px 0}
 .controls input{width:320px;padding:4px 8px}
+tr.quiet td{color:var(--muted)}tr.quiet .badge{opacity:.45}
+h3.rule{margin-top:22px}.rule-summary{margin:0 0 6px;color:var(--muted)}
 tr.verdict td{background:#fffbe6;border-top:none;font-weight:600}
 tr.lease td{border-bottom:none}
 small{color:var(--muted)}
 article.finding{border:1px solid var(--line);border-left:5px solid var(--muted);border-radius:6px;padding:4px 14px 10px;margin:14px 0}
 article.sev-error{border-left-color:var(--err)}article.sev-warning{border-left-color:var(--warn)}article.sev-info{border-left-color:var(--info)}
-article h3{font-size:15px}
+article h4{font-size:14px;margin:10px 0 6px}
 pre{background:var(--soft);padding:8px 10px;border-radius:6px;overflow:auto;font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre mark{background:#fff1a8}
+.related pre.line{margin:2px 0 4px;padding:2px 8px;white-space:pre-wrap}
 .flow ol,.related ul{margin:4px 0 8px}
 details.use-instead{background:#f0f7ff;border-radius:6px;padding:6px 10px}
 details summary{cursor:pointer;font-weight:600}

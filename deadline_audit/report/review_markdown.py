@@ -5,14 +5,25 @@ from __future__ import annotations
 
 from deadline_audit import __version__
 from deadline_audit.report.humanize import format_seconds, plural
-from deadline_audit.report.review import Review, count_text, seconds_text, span_text, value_text
+from deadline_audit.report.review import (Markup, Review, count_text, flow_step_text, flow_worth_showing, seconds_text,
+                                          settings_text, span_text, value_text)
 from deadline_audit.report.review_graph import Picture
 
 ICONS = {"error": "🔴", "warning": "🟠", "info": "🔵"}
+MARKUP = Markup(text=str, code=lambda t: f"`{t}`", strong=str, aside=str)
 
 
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """Inline code that may itself hold backticks (a Go struct tag)."""
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def _fence(code: str) -> str:
@@ -36,9 +47,10 @@ def _summary(r: Review) -> list[str]:
            f"{plural(len(r.findings), 'finding')} ({sev['error']} errors, {sev['warning']} warnings, {sev['info']} info), "
            f"{plural(len(r.inventory), 'timeout site')}, {plural(len(r.leases), 'lease')}, "
            f"{plural(len(r.components), 'component')}.", ""]
-    if r.by_rule:
+    if r.rules:
         out += ["| Rule | Name | Severity | Findings |", "|---|---|---|---:|"]
-        out += [f"| {rid} | {_cell(name)} | {ICONS.get(sev, '')} {sev} | {n} |" for rid, name, sev, n in r.by_rule]
+        out += [f"| {rule.id} | {_cell(rule.name)} | {ICONS.get(rule.severity, '')} {rule.severity} "
+                f"| {rule.findings if rule.checked else 'not selected'} |" for rule in r.rules]
         out.append("")
     if r.suppressed:
         out += [f"{plural(r.suppressed, 'finding')} suppressed inline or by per-file-ignores.", ""]
@@ -72,15 +84,13 @@ def _inventory(r: Review) -> list[str]:
         out += [f"{plural(r.test_sites_hidden, 'site')} in test code not listed (`include-tests = true` lists them).", ""]
     if not r.inventory:
         return out + ["No timeout site found.", ""]
-    out += ["| Site | Component | Role | Class | Effective | Compiled default | Env layers and profiles | Winning layer | Source chain | Findings |",
+    out += ["| Site | Component | Role | Class | Effective | Compiled default | Knobs: where set | Winning layer | Source chain | Findings |",
             "|---|---|---|---|---:|---:|---|---|---|---|"]
     for row in r.inventory:
         env, chains = [], []
         for s in row.sources:
-            if s.kind == "env":
-                values = [f"`{path}` = {raw}" + (" (wins)" if path == s.winner else "") for path, raw in s.raw_by_file.items()]
-                defaults = [f"default {seconds_text(sec)} `{at}`" for sec, at in s.defaults]
-                env.append(f"${s.label}: " + ("; ".join(values) or "not set") + (" · " + "; ".join(defaults) if defaults else ""))
+            if s.knob is not None:
+                env.append(f"{s.knob.title}: {settings_text(s.knob, MARKUP)}")
             chains.append(" → ".join(s.chain))
         out.append(
             f"| **{_cell(row.label)}** `{row.path}:{row.line}` | {_cell(row.component)} | {row.role} | {row.classification} "
@@ -89,16 +99,20 @@ def _inventory(r: Review) -> list[str]:
             f"| {' '.join(row.findings)} |")
     out.append("")
     if r.knobs:
-        files = r.layer_paths + r.profile_paths
-        out += ["### Timeout knobs", "", "The env variables that feed these sites, in every layer and profile "
-                "(later layers win; where none sets it, the compiled default applies).", "",
-                "| Variable | " + " | ".join(f"`{f}`" for f in files) + " | Compiled default | Sites |",
-                "|---|" + "---:|" * len(files) + "---|---:|"]
+        out += ["### Timeout knobs", "", "Every env variable and config key that feeds a timeout site or is named like a "
+                "timeout: its value in force, where each layer and profile sets it (later layers win; where none sets "
+                "it, the compiled default applies), where the code reads it and the sites it reaches. The same data as "
+                "the `inventory` of `check --format json`.", "",
+                "| Knob | Effective | Winning layer | Set in (layers, profiles, config) | Read at, compiled default "
+                "| Timeout sites reached |", "|---|---:|---|---|---|---|"]
         for k in r.knobs:
-            cells = [(k.raw_by_file[f] + (" (wins)" if f == k.winner else "")) if f in k.raw_by_file else ""
-                     for f in files]
-            defaults = "<br>".join(f"{seconds_text(sec)} `{at}`" for sec, at in k.defaults) or "—"
-            out.append(f"| ${k.name} | " + " | ".join(_cell(c) for c in cells) + f" | {defaults} | {k.sites} |")
+            sets = "<br>".join(f"`{where}` = {raw}" + (" (wins)" if wins else "") for where, raw, wins in k.settings)
+            reads = "<br>".join(f"`{at}`" + (f" default {seconds_text(sec)}" if has else "")
+                                for at, sec, has in k.read_defaults)
+            sites = "<br>".join([f"{s.get('label') or '?'} `{s['path']}:{s['line']}`" for s in k.sites]
+                                + [f"{label} `{at}` ({rid} flow)" for rid, label, at in k.finding_sites])
+            out.append(f"| {_cell(k.title)} | {_cell(k.effective_text)} | {_cell(k.winning)} | {_cell(sets) or 'not set'} "
+                       f"| {_cell(reads) or k.unread_text} | {_cell(sites) or '—'} |")
         out.append("")
     return out
 
@@ -126,49 +140,55 @@ def _findings(r: Review) -> list[str]:
     out = ["## Findings", ""]
     if not r.findings:
         return out + ["No findings.", ""]
-    for rf in r.findings:
-        f = rf.finding
-        loc = f.location
-        out += [f"### {ICONS.get(f.severity, '')} {f.rule_id} {f.rule} — `{loc.path}:{loc.line}:{loc.column}`", "",
-                f"**{f.severity}**: {f.message}", ""]
-        if rf.snippet:
-            width = len(str(rf.snippet[-1][1]))
-            body = "\n".join(f"{'>' if hit else ' '} {n:>{width}} │ {text}" for hit, n, text in rf.snippet)
-            fence = _fence(body)
-            out += [fence, body, fence, ""]
-        if f.flow:
-            out += ["**Flow**", ""]
-            for step in f.flow:
-                text = f"`{step.label or step.node}`"
-                if step.transform:
-                    text += f" [{step.transform}]"
-                if step.value_seconds is not None:
-                    text += f" = {format_seconds(step.value_seconds)}"
-                for layer in step.layers:
-                    name = f"profile {layer.profile}: " if layer.profile else ""
-                    text += f" · {name}`{layer.path}:{layer.line}` = {layer.raw}" + (" (wins)" if layer.wins else "")
-                if step.default_seconds is not None:
-                    text += f" · default {format_seconds(step.default_seconds)}"
-                    if step.default_location:
-                        text += f" `{step.default_location.path}:{step.default_location.line}`"
-                if step.location is not None and not step.layers:
-                    text += f" `{step.location.path}:{step.location.line}`"
-                out.append(f"1. {text}")
-            out.append("")
-        if f.related:
-            out += ["**Related**", ""] + [f"- `{x.location.path}:{x.location.line}` {x.message}" for x in f.related] + [""]
-        if f.fix:
-            out += [f"**Fix**: {f.fix}", ""]
-        if rf.use_instead:
-            out += [f"<details><summary>Use instead ({f.rule_id} documentation)</summary>", "",
-                    _demote(rf.use_instead), "", "</details>", ""]
+    for rule, items in r.findings_of:
+        out += [f"### {ICONS.get(rule.severity, '')} {rule.id} {rule.name} ({plural(len(items), 'finding')})", ""]
+        if rule.summary:
+            out += [rule.summary, ""]
+        if items[0][1].use_instead:
+            out += [f"<details><summary>Use instead ({rule.id} documentation)</summary>", "",
+                    _demote(items[0][1].use_instead), "", "</details>", ""]
+        for _, rf in items:
+            out += _finding(rf)
+    return out
+
+
+def _finding(rf) -> list[str]:
+    f = rf.finding
+    loc = f.location
+    out = [f"#### {f.rule_id} — `{loc.path}:{loc.line}:{loc.column}`", "", f"**{f.severity}**: {f.message}", ""]
+    if rf.snippet:
+        width = len(str(rf.snippet[-1][1]))
+        body = "\n".join(f"{'>' if hit else ' '} {n:>{width}} │ {text}" for hit, n, text in rf.snippet)
+        fence = _fence(body)
+        out += [fence, body, fence, ""]
+    if flow_worth_showing(f):
+        out += ["**Flow**", ""] + [f"1. {flow_step_text(step, MARKUP)}" for step in f.flow] + [""]
+    if f.related:
+        codes = rf.related_code or [""] * len(f.related)
+        out += ["**Related**", ""] + [f"- `{x.location.path}:{x.location.line}` {x.message}" + (f": {_code(code)}" if code else "")
+                                      for x, code in zip(f.related, codes)] + [""]
+    if f.fix:
+        out += [f"**Fix**: {f.fix}", ""]
     return out
 
 
 def _demote(text: str) -> str:
-    """Headings inside a rule's section sit below the finding's own heading."""
-    return "\n".join(("###" + line) if line.startswith("#") and not line.startswith("####") else line
-                     for line in text.splitlines())
+    """Headings inside a rule's documentation sit below the rule's heading and its findings'
+    (`###`, `####`); lines in fenced code (a Python comment) are left alone."""
+    lines = text.splitlines()
+    headings, fence = [], None
+    for i, line in enumerate(lines):
+        marker = line.lstrip()[:3]
+        if marker in ("```", "~~~") and (fence is None or marker == fence):
+            fence = None if fence else marker
+        elif fence is None and line.startswith("#"):
+            headings.append(i)
+    if headings:
+        shift = 5 - min(len(lines[i]) - len(lines[i].lstrip("#")) for i in headings)
+        for i in headings:
+            level = len(lines[i]) - len(lines[i].lstrip("#"))
+            lines[i] = "#" * max(1, min(6, level + shift)) + lines[i].lstrip("#")
+    return "\n".join(lines)
 
 
 def _graph(pictures: list[Picture]) -> list[str]:
