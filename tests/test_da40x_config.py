@@ -119,3 +119,12 @@ def test_component_globs_are_relative_to_the_configuration_file():
     assert cfg.component(str(root / "control" / "dispatch.py")) == "a"
     assert cfg.component(str(root / "runner" / "job" / "job.go")) == "b"
     assert cfg.component(str(root / "pyproject.toml")) is None
+
+
+def test_the_exported_graph_names_the_configured_components():
+    from analysis_support import build
+
+    graph = build(f"{T}/fleet").graph.g
+    sent = [(graph.nodes[a]["component"], graph.nodes[b]["component"])
+            for a, b, data in graph.edges(data=True) if data.get("kind") == "sent_as"]
+    assert sent and set(sent) == {("control", "runner")}
