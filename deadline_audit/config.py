@@ -290,10 +290,42 @@ def _bool(value: Any, key: str, src: str) -> bool:
     return value
 
 
-def _links(value: Any, key: str, src: str) -> list:
+_LINK_KEYS = ("sender", "receiver", "field-map", "keys")
+
+
+def _links(value: Any, key: str, src: str) -> list[dict]:
+    """`[[links]]`: explicit wire links (rules/DA401.md): `sender` (a type, a function, or a
+    file glob with `keys`), `receiver` (a type, or a function reading a decoded body),
+    optional `field-map` (sender key = receiver key)."""
     if not isinstance(value, list):
-        raise _type_error(key, src, "an array", value)
-    return list(value)
+        raise _type_error(key, src, "an array of tables ([[links]])", value)
+    out = []
+    for i, entry in enumerate(value):
+        where = f"{key}[{i}]"
+        if not isinstance(entry, dict):
+            raise _type_error(where, src, "a table with sender and receiver", entry)
+        for name in entry:
+            if name not in _LINK_KEYS:
+                raise ConfigError(f"{src}: unknown key `{where}.{name}`; known keys: {', '.join(_LINK_KEYS)}")
+        for name in ("sender", "receiver"):
+            if name not in entry:
+                raise ConfigError(f"{src}: `{where}` needs `{name}`")
+            _string(entry[name], f"{where}.{name}", src)
+        field_map = entry.get("field-map", {})
+        if not isinstance(field_map, dict) or not all(isinstance(v, str) and v for v in field_map.values()):
+            raise _type_error(f"{where}.field-map", src, "a table of sender key = receiver key", field_map)
+        keys = _str_list(entry.get("keys", []), f"{where}.keys", src)
+        if _is_glob(entry["sender"]) and not keys:
+            raise ConfigError(f"{src}: `{where}`: a sender given as a file glob needs `keys` "
+                              f"(the keys every payload of the link has)")
+        out.append({"sender": entry["sender"], "receiver": entry["receiver"],
+                    "field-map": dict(field_map), "keys": keys})
+    return out
+
+
+def _is_glob(text: str) -> bool:
+    """A link's sender names files (a glob) rather than a type or a function."""
+    return any(c in text for c in "*?[") or text.endswith((".py", ".go", "/"))
 
 
 def _positive_int(value: Any, key: str, src: str) -> int:

@@ -1042,9 +1042,11 @@ def _type_of_sym(sym: str) -> str:
     return f"py:{body[2]}" if body[1] == "py" else body[2]
 
 
-def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = ()) -> TimeoutGraph:
+def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = (),
+                wire_config: Any = None) -> TimeoutGraph:
     from deadline_audit.graph_build import populate
 
     graph = TimeoutGraph(facts, catalog, declared_leases)
+    graph.wire_config = wire_config  # components and links from configuration (wire_config.py)
     populate(graph)
     return graph

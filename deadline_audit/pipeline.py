@@ -74,7 +74,12 @@ def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, pro
     from deadline_audit.graph import build_graph
 
     declared = tuple(config.rule_options.get("DA101", {}).get("lease-functions", ()))
-    graph = build_graph(facts, catalog, declared)
+    from deadline_audit.wire_config import WireConfig
+
+    wire_config = WireConfig.from_config(config)
+    graph = build_graph(facts, catalog, declared, wire_config)
+    for problem in _wire_problems(graph):
+        errors.append(InputError(str(config.config_file or ""), problem))
     timings["graph"] = time.perf_counter() - t0
     return Build(
         graph=graph,
@@ -84,6 +89,16 @@ def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, pro
         lines_scanned=sum(f.lines for f in facts),
         phase_seconds=timings,
     )
+
+
+def _wire_problems(graph) -> list[str]:
+    """Configured links that name nothing in the analysed code (the run goes on)."""
+    from deadline_audit.wire import analyse
+
+    try:
+        return list(analyse(graph).problems)
+    except Exception:  # noqa: BLE001 - the DA40x checks report the error
+        return []
 
 
 def run_checks(result: Build, config: Config) -> list[Finding]:

@@ -102,6 +102,7 @@ class Link:
     payload: Payload
     schema: Schema
     common: set[str]
+    configured: str | None = None  # "links[0] in pyproject.toml": an explicit link
 
 
 @dataclass
@@ -159,6 +160,7 @@ class Wire:
     links: list[Link]
     clamps: list[Clamp]
     fallbacks: list[Fallback]
+    problems: list[str] = field(default_factory=list)  # configured links that name nothing
 
 
 def analyse(graph: TimeoutGraph) -> Wire:
@@ -173,8 +175,12 @@ def unit_of(graph: TimeoutGraph, path: str) -> str:
 
 
 def component_of(graph: TimeoutGraph, path: str) -> str:
-    """The Go module (nearest go.mod) or Python project root (nearest pyproject.toml /
-    setup.py / setup.cfg) of a file; else its top-level folder."""
+    """The configured component whose globs match the file (wire_config.py), else the Go
+    module (nearest go.mod) or Python project root (nearest pyproject.toml / setup.py /
+    setup.cfg) of a file; else its top-level folder."""
+    configured = configured_component(graph, path)
+    if configured is not None:
+        return configured
     roots = graph._memo.get(("_component_roots",))
     if roots is None:
         roots = set()
@@ -188,6 +194,16 @@ def component_of(graph: TimeoutGraph, path: str) -> str:
             return str(candidate)
     parts = PurePosixPath(path).parts
     return parts[0] if len(parts) > 1 else "."
+
+
+def configured_component(graph: TimeoutGraph, path: str) -> str | None:
+    cfg = getattr(graph, "wire_config", None)
+    return cfg.component(path) if cfg is not None else None
+
+
+def component_name(graph: TimeoutGraph, path: str) -> str:
+    """A component as messages name it: the configured name, else the folder's name."""
+    return PurePosixPath(component_of(graph, path)).name or "."
 
 
 _KINDS = frozenset({"op", "call", "or", "item", "dict", "obj", "conv"})
@@ -263,9 +279,49 @@ class _Builder:
                 f.duration = (f.type == _GO_DURATION or f.sym in scaled
                               or is_duration_name(f.key, words) or is_duration_name(f.sym.rsplit(".", 1)[-1], words))
         relevant = [s for s in schemas if any(f.duration or f.sym in fed for f in s.fields.values())]
-        payloads = self.payloads(typed, {k for s in relevant for k in s.fields})
+        configured = self.configured_receivers(schemas)
+        wanted = {k for s in relevant for k in s.fields}
+        for link, receivers in configured:
+            wanted |= {k for s in receivers for k in s.fields} | set(link["field-map"]) | set(link["keys"])
+        payloads = self.payloads(typed, wanted)
         links = self.links(payloads, relevant)
-        return Wire(schemas, payloads, links, clamps, fallbacks)
+        problems: list[str] = []
+        links += self.configured_links(payloads, configured, links, problems)
+        return Wire(schemas, payloads, links, clamps, fallbacks, problems)
+
+    # -- configured links ---------------------------------------------------------------
+    def configured_receivers(self, schemas: list[Schema]) -> list[tuple[dict, list[Schema]]]:
+        cfg = getattr(self.g, "wire_config", None)
+        if cfg is None:
+            return []
+        return [(link, [s for s in schemas if _names_schema(s, link["receiver"])]) for link in cfg.links]
+
+    def configured_links(self, payloads: list[Payload], configured: list[tuple[dict, list[Schema]]],
+                         automatic: list[Link], problems: list[str]) -> list[Link]:
+        """`[[links]]` from configuration: every payload of the sender (instances of a type,
+        payloads built in a function, or payloads with `keys` in files matching a glob)
+        is a send to the receiver, its keys renamed by `field-map`."""
+        cfg = self.g.wire_config
+        made = {(id(link.payload), id(link.schema)) for link in automatic}
+        out = []
+        for i, (entry, receivers) in enumerate(configured):
+            label = f"links[{i}] in {cfg.source}"
+            files = cfg.sender_files(entry)
+            senders = [p for p in payloads if not _is_test(p.path) and (
+                (cfg.matches_files(files, p.path) and set(entry["keys"]) <= set(p.keys)) if files is not None
+                else _names_sender(p, entry["sender"]))]
+            if not receivers:
+                problems.append(f"{label}: receiver `{entry['receiver']}` names no struct, model or body reader")
+            if not senders:
+                problems.append(f"{label}: sender `{entry['sender']}` names no payload")
+            for p in senders:
+                sent = _renamed(p, entry["field-map"])
+                for s in receivers:
+                    common = sent.all_keys & set(s.fields)
+                    if common and (id(p), id(s)) not in made:
+                        made.add((id(p), id(s)))
+                        out.append(Link(sent, s, common, label))
+        return out
 
     # -- schemas ------------------------------------------------------------------------
     def schemas(self) -> list[Schema]:
@@ -429,6 +485,9 @@ class _Builder:
             for s, n in counts.values():
                 if n < 2 or 2 * n < len(p.all_keys):
                     continue
+                mine = configured_component(self.g, p.path)
+                if mine is not None and mine == configured_component(self.g, s.path):
+                    continue  # configured components: a component talking to itself is no wire
                 if p.lang == "go" and s.lang == "go" and (p.type == s.type or p.type is None) \
                         and _package(p.path) == _package(s.path):
                     continue  # the receiver building its own value, not a send
@@ -609,6 +668,38 @@ def is_duration_name(name: str | None, words: tuple[str, ...]) -> bool:
         return True
     low = name.lower()
     return any(w in low for w in words)
+
+
+def _body(sym_or_type: str) -> str:
+    """`sym:go:example.com/a/task.Task` / `py:svc.models.Job` -> the qualified name."""
+    for prefix in ("sym:go:", "sym:py:", "py:"):
+        if sym_or_type.startswith(prefix):
+            return sym_or_type[len(prefix):]
+    return sym_or_type
+
+
+def _names(qualified: str, name: str) -> bool:
+    """A configured name names a qualified one: equal, or its tail after a `.` or `/`."""
+    return qualified == name or qualified.endswith("." + name) or qualified.endswith("/" + name)
+
+
+def _names_schema(schema: Schema, name: str) -> bool:
+    if schema.type.startswith("keys:"):  # a body read by key: named by the function reading it
+        return _names(_body(schema.type[len("keys:"):]).rsplit(".", 1)[0], name)
+    return _names(_body(schema.type), name)
+
+
+def _names_sender(p: Payload, name: str) -> bool:
+    return bool(p.type and _names(_body(p.type), name)) or bool(p.function and _names(_body(p.function), name))
+
+
+def _renamed(p: Payload, field_map: dict[str, str]) -> Payload:
+    if not field_map:
+        return p
+    ren = lambda k: field_map.get(k, k)  # noqa: E731
+    return Payload(p.lang, p.path, p.location, p.function, {ren(k): v for k, v in p.keys.items()},
+                   {ren(k) for k in p.all_keys}, p.type, {ren(k) for k in p.omitted},
+                   {ren(k): v for k, v in p.defaults.items()})
 
 
 def _package(path: str) -> str:

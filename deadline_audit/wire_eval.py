@@ -28,6 +28,7 @@ from deadline_audit.wire import (  # noqa: F401 - re-exported for the checks
     Wire,
     analyse,
     clamp_ctx,
+    component_name,
     component_of,
     feeders,
     is_duration_name,
@@ -374,7 +375,13 @@ def type_label(graph: TimeoutGraph, schema: Schema) -> str:
     module or Python project the schema lives in."""
     body = schema.type[3:] if schema.type.startswith("py:") else schema.type
     name = ".".join(body.rsplit("/", 1)[-1].split(".")[-2:])
-    return f"{name} ({PurePosixPath(component_of(graph, schema.path)).name or '.'})"
+    return f"{name} ({component_name(graph, schema.path)})"
+
+
+def sent_from(graph: TimeoutGraph, link: Link) -> str:
+    """`from platform` / `from platform (links[0] in pyproject.toml)`: where a send starts."""
+    via = f" ({link.configured})" if link.configured else ""
+    return f"from {component_name(graph, link.payload.path)}{via}"
 
 
 def replace_reads(graph: TimeoutGraph, expr: Expr, ctx: Ctx, field_sym: str, value: Expr) -> Expr:

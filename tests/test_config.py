@@ -39,7 +39,7 @@ max-file-size = 1000
 per-file-ignores = { "tests/**" = ["DA2"] }
 severity = { DA502 = "warning" }
 components = { agent = ["agent/**"], platform = ["platform/**"] }
-links = [{ from = "platform", to = "agent", field = "timeout_seconds" }]
+links = [{ sender = "platform.jobs.enqueue", receiver = "task.Task", field-map = { timeout = "timeout_seconds" } }]
 
 [tool.deadline-audit.rules.DA101]
 min-ratio = 1.0
@@ -60,7 +60,7 @@ leases = ["mylib.run_with_lease"]
     assert config.rule_options == {"DA101": {"min-ratio": 1.0}}
     assert config.catalog == {"leases": ["mylib.run_with_lease"]}
     assert config.components["agent"] == ["agent/**"]
-    assert config.links[0]["field"] == "timeout_seconds"
+    assert config.links[0]["field-map"] == {"timeout": "timeout_seconds"}
     assert config.rule_enabled("DA101") and config.rule_enabled("DA501")
     assert not config.rule_enabled("DA103") and not config.rule_enabled("DA201")
 

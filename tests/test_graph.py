@@ -320,3 +320,39 @@ def test_terminal_writes_link_to_their_context_and_its_derivation():
     durable = context_of(writes["durable.go:27"])
     assert g.nodes[durable]["cancellable_by_client"] is False
     assert any(g.nodes[n]["label"] == "context.Background()" for n in nx.ancestors(g, durable))
+
+
+def test_recursive_helpers_resolve_without_blowing_up(tmp_path):
+    """A helper that calls itself twice (`f(n-1) + f(n-2)`) used to be looked through 40
+    levels deep: 2**40 evaluations (values and sources alike). A recursive helper's value is
+    unknown; a plain helper still resolves."""
+    root = write_tree(tmp_path, {
+        "svc.py": """
+            import requests
+
+
+            def backoff(n):
+                if n <= 0:
+                    return 1
+                return backoff(n - 1) + backoff(n - 2)
+
+
+            def spin(n):
+                return spin(n) * 2
+
+
+            def pad(seconds):
+                return seconds + 1
+
+
+            def fetch(url):
+                return requests.get(url, timeout=backoff(3) + spin(2))
+
+
+            def fetch_padded(url):
+                return requests.get(url, timeout=pad(6))
+        """,
+    })
+    graph = graph_of(root)
+    assert site_at(graph, "svc.py", 19)["effective_seconds"] is None
+    assert site_at(graph, "svc.py", 23)["effective_seconds"] == 7

@@ -102,7 +102,8 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
                 loc = Location(p.path, at[0], at[1]) if at else p.location
                 origin = w.Origin("lit", loc, f"the `{key}` entry", received, "")
             yield _finding(graph, origin, received, top[1], top[2],
-                           f"is sent as `{key}` to {w.type_label(graph, s)}, which clamps it")
+                           f"is sent as `{key}` {w.sent_from(graph, link)} to {w.type_label(graph, s)}, "
+                           f"which clamps it")
 
 
 def _same(a: dict, b: dict) -> bool:

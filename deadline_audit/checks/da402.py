@@ -59,7 +59,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 reported.add(where)
                 how = {"omitted": f"without `{key}`", "zero": f"with `{key}` = 0",
                        "null": f"with `{key}` = null"}[sent]
-                message = (f"this payload is sent {how} to {w.type_label(graph, s)}, which then falls back to "
+                message = (f"this payload is sent {how} {w.sent_from(graph, link)} to {w.type_label(graph, s)}, "
+                           f"which then falls back to "
                            f"{_minutes(default)}: the operation runs under {_minutes(default)}; "
                            f"send the timeout it needs explicitly.")
                 yield Finding(RULE_ID, RULE_NAME, SEVERITY, message, p.location,

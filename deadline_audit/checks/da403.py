@@ -83,7 +83,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 continue
             entry = problems.setdefault(f.sym, (f, problem, []))
             if all(r.location != where for r in entry[2]):
-                entry[2].append(Related("sent here", where))
+                entry[2].append(Related(f"sent here {w.sent_from(graph, link)}", where))
     for f, problem, related in problems.values():
         yield Finding(RULE_ID, RULE_NAME, SEVERITY, problem, f.location, related)
 
