@@ -248,8 +248,8 @@ class _Builder:
                 e = stack.pop()
                 cls = e.__class__
                 if cls is dict:
-                    k = e.get("k")
-                    if k in kinds:
+                    k = e.get("k")  # a call's keywords are a dict too, and `k=` may be one of them
+                    if k.__class__ is str and k in kinds:
                         found[k].append((path, function, e, span))
                     for v in e.values():
                         if v.__class__ is dict or v.__class__ is list:

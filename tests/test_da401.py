@@ -3,6 +3,8 @@ Go farm agent, Python studio -> Python lighting service) and inside one program.
 
 from __future__ import annotations
 
+import json
+
 from analysis_support import analyse, finding_at, rel, rule_findings
 
 T = "da401"
@@ -98,3 +100,21 @@ def test_python_statement_clamps(tmp_path):
     # `if x > MAX: x = MAX` and `x = MAX if x > MAX else x` (py_marks_wire), fed by env layers
     assert _py_tree(tmp_path, IF_CLAMP, "LEASE_S=900\nPOLL_WAIT_S=301\n") == [(".env", 1), (".env", 2)]
     assert _py_tree(tmp_path, IF_CLAMP, "LEASE_S=300\nPOLL_WAIT_S=30\n") == []
+
+
+def test_a_keyword_named_k_does_not_crash_the_wire_checks(tmp_path, monkeypatch):
+    # A call's keywords are stored as a dict keyed by name; `k=` must not be read as an
+    # expression's kind (seen as an internal error of DA401-DA403 on a real samples tree).
+    (tmp_path / "search.py").write_text(
+        "import httpx\n\n"
+        "def top(store, query):\n"
+        "    hits = store.similarity_search(query, k={'n': 4})\n"
+        "    return httpx.post('http://ranker/rank', json={'query': query, 'hits': hits, 'timeout': 30})\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    from deadline_audit.cli import app
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["check", "--no-cache", "--format", "json", "--fail-on", "never", "."])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["errors"] == []
