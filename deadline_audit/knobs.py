@@ -551,6 +551,7 @@ def loaded_config_files(graph: TimeoutGraph, idx: KnobIndex, options: dict) -> l
     data = knob_catalog(graph)
     excluded = list(data.get("not_program_config", ()))
     manifest_keys = set(data.get("manifest_keys", ()))
+    document_keys = [keys for keys in data.get("document_keys", ()) if keys]
     configured = list(options.get("config-files", ()))
     out = []
     for path, facts in sorted(graph.files.items()):
@@ -560,6 +561,8 @@ def loaded_config_files(graph: TimeoutGraph, idx: KnobIndex, options: dict) -> l
             continue
         top = {cv.key.split(".", 1)[0] for cv in facts.config_values}
         if manifest_keys and manifest_keys <= top:
+            continue
+        if any(set(keys) <= top for keys in document_keys):
             continue
         if idx.loads(path) or any(fnmatchcase(path, g) for g in configured):
             out.append(path)
