@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, Iterator
 
 Expr = dict[str, Any]
 
@@ -254,6 +254,20 @@ def from_json(text: str) -> FileFacts:
             items.append(cls(**item))
         data[name] = items
     return FileFacts(**data)
+
+
+def walk_exprs(expr: Any) -> Iterator[Expr]:
+    """Every sub-expression (a dict whose kind `k` is a string), pre-order. A call's
+    keywords are a dict too, and a keyword may be named `k`: the string test tells them apart."""
+    if isinstance(expr, dict):
+        if expr.get("k").__class__ is str:
+            yield expr
+        for value in expr.values():
+            if isinstance(value, (dict, list)):
+                yield from walk_exprs(value)
+    elif isinstance(expr, list):
+        for item in expr:
+            yield from walk_exprs(item)
 
 
 def span_at(line: int, column: int, end_line: int | None = None, end_column: int | None = None) -> Span:

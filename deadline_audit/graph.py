@@ -21,7 +21,7 @@ import networkx as nx
 from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
-from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl
+from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl, walk_exprs as _walk
 from deadline_audit.findings import Layer, Location
 
 SCENARIOS = ("effective", "default")
@@ -981,16 +981,6 @@ def _occurrence(node: str, named: Expr, ctx: Ctx) -> tuple:
 _EMPTY_SUMMARY = DepSummary({}, {})
 
 
-def _walk(expr: Any) -> Iterator[Expr]:
-    if isinstance(expr, dict):
-        if "k" in expr:
-            yield expr
-        for value in expr.values():
-            if isinstance(value, (dict, list)):
-                yield from _walk(value)
-    elif isinstance(expr, list):
-        for item in expr:
-            yield from _walk(item)
 
 
 def _transform_of(expr: Expr) -> str:

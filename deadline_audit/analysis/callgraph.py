@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import pathspec
 
-from deadline_audit.facts import Expr
+from deadline_audit.facts import Expr, walk_exprs as _walk
 
 if TYPE_CHECKING:
     from deadline_audit.graph import Ctx, TimeoutGraph
@@ -273,16 +273,6 @@ def _class_type(sym: str) -> str:
     return f"py:{body[2]}" if body[1] == "py" else body[2]
 
 
-def _walk(expr: Any) -> Iterator[Expr]:
-    if isinstance(expr, dict):
-        if "k" in expr:
-            yield expr
-        for value in expr.values():
-            if isinstance(value, (dict, list)):
-                yield from _walk(value)
-    elif isinstance(expr, list):
-        for item in expr:
-            yield from _walk(item)
 
 
 def _literal_types(roots: list[Any], found: set[str]) -> None:
