@@ -71,11 +71,10 @@ def register(ctx: MarkContext, walker: Walker):
         for stmt in node.body:
             if isinstance(stmt, _FUNCS):
                 state.owner[id(stmt)] = node.name
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and \
-                    isinstance(stmt.value, (ast.Dict, ast.List, ast.Tuple)):
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _as_table(stmt.value) is not None:
                 for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
                     if isinstance(t, ast.Name):
-                        state.class_tables[(node.name, t.id)] = stmt.value
+                        state.class_tables[(node.name, t.id)] = _as_table(stmt.value)
 
     walker.enter(ast.Module, enter_module)
     walker.enter(ast.ClassDef, enter_class)
@@ -119,8 +118,8 @@ class _State:
         for t in targets:
             if isinstance(t, ast.Name):
                 self.defined.add(t.id)
-                if isinstance(value, (ast.Dict, ast.List, ast.Tuple)):
-                    self.tables[t.id] = value
+                if _as_table(value) is not None:
+                    self.tables[t.id] = _as_table(value)
         if isinstance(stmt, ast.ImportFrom) and stmt.level:
             base = self.module.split(".") if self.module else []
             keep = len(base) - stmt.level + (1 if self.ctx.facts.path.endswith("__init__.py") else 0)
@@ -234,13 +233,13 @@ class _Function:
         self.tables = dict(state.tables)  # module tables, then the function's own literals
         for st in node.body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
-                    isinstance(st.value, (ast.Dict, ast.List, ast.Tuple)):
-                self.tables[st.targets[0].id] = st.value
+                    _as_table(st.value) is not None:
+                self.tables[st.targets[0].id] = _as_table(st.value)
 
     def table(self, node: ast.AST) -> ast.expr | None:
         """The literal a name stands for: a local, module or class table."""
-        if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
-            return node
+        if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.DictComp, ast.Call)):
+            return _as_table(node)
         if isinstance(node, ast.Name):
             return self.tables.get(node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -541,6 +540,43 @@ def _enum_missing(state: _State, node: ast.ClassDef) -> None:
                                    "line": ret.lineno, "col": ret.col_offset + 1}]})
     fn.markers.append({"m": "classifier", "form": "enum", "line": missing.lineno, "col": missing.col_offset + 1,
                        "branches": branches, "scope": sorted(set(state.module_doc)), "owner": node.name})
+
+
+def _as_table(value: ast.AST | None) -> ast.expr | None:
+    """A literal table, or a dict built from a literal list of pairs written another way:
+    `{code: state for code, state in ((…, …), …)}` (either way round), `dict([(…, …), …])`
+    and `dict(CODE=state, …)`. Another value is not a table."""
+    if isinstance(value, (ast.Dict, ast.List, ast.Tuple)):
+        return value
+    pairs: ast.AST | None = None
+    swap = False
+    if isinstance(value, ast.DictComp) and len(value.generators) == 1:
+        gen = value.generators[0]
+        names = [e.id for e in gen.target.elts if isinstance(e, ast.Name)] \
+            if isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 else []
+        if len(names) != 2 or gen.ifs or gen.is_async or \
+                not (isinstance(value.key, ast.Name) and isinstance(value.value, ast.Name)):
+            return None
+        if [value.key.id, value.value.id] == names:
+            pairs = gen.iter
+        elif [value.value.id, value.key.id] == names:
+            pairs, swap = gen.iter, True
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        if not value.args and value.keywords and all(k.arg for k in value.keywords):
+            keys = [ast.copy_location(ast.Constant(k.arg), k.value) for k in value.keywords]
+            return ast.copy_location(ast.Dict(keys=keys, values=[k.value for k in value.keywords]), value)
+        if len(value.args) == 1 and not value.keywords:
+            pairs = value.args[0]
+    if not isinstance(pairs, (ast.List, ast.Tuple, ast.Set)) or not pairs.elts:
+        return None
+    keys, values = [], []
+    for e in pairs.elts:
+        if not (isinstance(e, (ast.Tuple, ast.List)) and len(e.elts) == 2):
+            return None
+        k, v = (e.elts[1], e.elts[0]) if swap else (e.elts[0], e.elts[1])
+        keys.append(k)
+        values.append(v)
+    return ast.copy_location(ast.Dict(keys=keys, values=values), value)
 
 
 def _lookups(st: ast.stmt):
