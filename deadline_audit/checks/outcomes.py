@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Iterator
 
+from deadline_audit.extract.outcome_records import work_noun
 from deadline_audit.facts import Expr, FunctionFact
 from deadline_audit.findings import Location
 from deadline_audit.graph import Ctx, TimeoutGraph
@@ -58,6 +59,7 @@ class Outcomes:
         self.uncertain = [tuple(tokens(w)) for w in cat.get("uncertain_states", ())]
         self.nouns = set(cat.get("work_nouns", ()))
         self.not_outcomes = set(cat.get("not_outcomes", ()))
+        self.remote_codes = {lang: list(cat.get(f"remote_codes_{lang}", ())) for lang in ("go", "python")}
         self.timeouts = {lang: list(cat.get(f"timeouts_{lang}", ())) for lang in ("go", "python")}
         self.timeout_methods = set(cat.get("timeout_methods_go", ()))
         self.timeout_codes = {str(c) for c in cat.get("timeout_http_codes", ())}
@@ -88,12 +90,17 @@ class Outcomes:
             groups.update(tokens((s.group or "").rsplit(".", 1)[-1].rsplit("/", 1)[-1]))
         if (own | groups) & self.not_outcomes:
             return False
+        remote = self.remote_codes.get(c.lang, ())
+        if any(fnmatchcase(n, p) for b in c.branches for n in b.get("names", ()) for p in remote):
+            return True  # its cases are codes of an RPC: the outcome of a remote call
         words = own | groups | set(c.marker.get("scope", ()))
         words.update(t for part in re.split(r"[/.]", c.path) for t in tokens(part))
+        # a parameter that names the unit of work (`job_id`, `run`, `task: Task`)
+        words.update(t for p in c.fn.param_names for t in tokens(p))
         return any(self._noun(w) for w in words)
 
     def _noun(self, word: str) -> bool:
-        return word in self.nouns or (word.endswith("s") and word[:-1] in self.nouns)
+        return work_noun(word, self.nouns)
 
     # -- states -------------------------------------------------------------------
     def branch_state(self, branch: dict[str, Any], lang: str, path: str = "") -> tuple[State, dict[str, Any]] | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.go_marks_common import GoMarkContext
-from deadline_audit.extract.outcome_records import worth_recording
+from deadline_audit.extract.outcome_records import work_noun, worth_recording
 from deadline_audit.facts import Expr, FileFacts, FunctionFact
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -85,7 +85,7 @@ def _doc_words(decl: Any, ctx: GoMarkContext, nouns: set[str]) -> list[str]:
         words.update(w.lower() for w in _WORD.findall(ctx.text(prev)))
         prev = prev.prev_named_sibling
         count += 1
-    return sorted(w for w in words if w in nouns or (w.endswith("s") and w[:-1] in nouns))
+    return sorted(w for w in words if work_noun(w, nouns))
 
 
 def _statements(block: Any) -> list[Any]:

@@ -12,6 +12,19 @@ _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,40}$")
 _SQL = re.compile(r"(?i)\b(status|state|outcome|phase)\s*=")
 
 
+def work_noun(word: str, nouns: set[str] | frozenset[str]) -> bool:
+    """Is this lowercase word a work noun of the catalog, or a plain inflection of one:
+    `jobs`, `restored`, `restorer`, `restoring`, `runner`, `exported`?"""
+    if word in nouns:
+        return True
+    for suffix in ("s", "es", "d", "ed", "r", "er", "ers", "ing", "ings"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            if stem in nouns or stem + "e" in nouns or (len(stem) > 3 and stem[-1] == stem[-2] and stem[:-1] in nouns):
+                return True
+    return False
+
+
 def worth_recording(outcome: dict) -> bool:
     """An assignment of a constant-like value, a call that passes one (or SQL that sets a
     status), or a call whose name says it fails something."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import re
 
-from deadline_audit.extract.outcome_records import worth_recording
+from deadline_audit.extract.outcome_records import work_noun, worth_recording
 from deadline_audit.extract.py_marks import MarkContext, Walker
 from deadline_audit.facts import Expr, FunctionFact
 
@@ -647,4 +647,4 @@ def _doc_words(node: ast.AST, nouns: set[str]) -> list[str]:
     if not doc:
         return []
     words = {w.lower() for w in _WORD.findall(doc[:600])}
-    return sorted(w for w in words if w in nouns or (w.endswith("s") and w[:-1] in nouns))
+    return sorted(w for w in words if work_noun(w, nouns))
