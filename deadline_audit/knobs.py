@@ -312,16 +312,18 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     helpers = _Helpers(graph, readers, body_env, body_calls)
 
     for e, path, top in env_exprs:
-        glob = _name_glob(e.get("name"))
-        if glob is not None:
+        ctx = Ctx(path)
+        name = None if _keyed_by_param(graph, e.get("name")) else graph.value(e.get("name"), ctx)
+        glob = None if isinstance(name, str) and name else _name_glob(e.get("name"))
+        if glob is not None:  # a prefix that resolves names one variable, not a family
             idx.name_globs.add(glob)
         if _keyed_by_param(graph, e.get("name")):
             continue  # a helper's own read: resolved at each call site below
-        ctx = Ctx(path)
-        name = graph.value(e.get("name"), ctx)
         if isinstance(name, str) and name:
             at = e.get("at") or [1, 1]
             default = graph.value(e.get("default"), ctx, "default")
+            if default is None and e.get("default") is None:
+                default = _overridden_default(graph, e, path, ctx)
             idx.add_read(EnvRead(name, Location(path, at[0], at[1]), default, "env read", (top, path)))
     for e, path, top in call_exprs:
         fn = e.get("fn") or {}
@@ -355,6 +357,31 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
 
 
 _PRINTF_VERB = re.compile(r"%[-+# 0-9.*]*[a-zA-Z%]")
+
+
+def _overridden_default(graph: TimeoutGraph, env: Expr, path: str, ctx: Ctx) -> Any:
+    """The default of a read that overrides a local set before it (Go and Python alike):
+    `d := 20 * time.Second; if v := os.Getenv("X"); v != "" { d, _ = time.ParseDuration(v) }`.
+    The local's other binding, when it resolves to a value and does not come from the read."""
+    bindings = [b for b in graph.files[path].bindings if b.function is not None]
+    holder = next((b.sym for b in bindings if b.expr is env), None)
+    if holder is None:
+        return None
+    fed = {holder}  # locals that take the read's value: v, parsed := f(v), d = parsed
+    for _ in range(3):
+        for b in bindings:
+            if b.sym not in fed and any(x.get("k") == "ref" and x.get("sym") in fed for x in _walk(b.expr)):
+                fed.add(b.sym)
+    for b in bindings:
+        if b.sym in fed and b.sym != holder:
+            others = [o for o in bindings if o.sym == b.sym and
+                      not any(x.get("k") in ("ref", "env") and (x.get("k") == "env" or x.get("sym") in fed)
+                              for x in _walk(o.expr))]
+            if len(others) == 1:
+                value = graph.value(others[0].expr, ctx, "default")
+                if value is not None and not isinstance(value, str):
+                    return value
+    return None
 
 
 def _name_glob(name: Expr | None) -> str | None:

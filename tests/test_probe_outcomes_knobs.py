@@ -24,7 +24,8 @@ def test_failed_by_default():
     ]
     # silent: fromHypervisorHonest (default StatusUnknown), Status.String(), verify_outcome
     # (.get(..., Outcome.UNKNOWN)), honest_restore_outcome, status_message (HTTP status ->
-    # message), log_level_for (a log-level mapper), replica.statusText (HTTP status -> text)
+    # message), log_level_for (a log-level mapper), replica.statusText (HTTP status -> text),
+    # near_miss.describe (HTTP status table .get(code, "failed"))
 
 
 def test_timeout_recorded_as_failed():
@@ -41,21 +42,25 @@ def test_timeout_recorded_as_failed():
     ]
     # silent: httpx.ConnectTimeout / PoolTimeout -> "failed", a permit wait (semaphore Acquire,
     # wait_for on acquire()) -> failed, DeadlineExceeded -> s.park() (StatusUnknown),
-    # os.IsTimeout -> SyncUnknown, wait_for -> CheckState.UNKNOWN, probe_disk (no unit of work)
+    # os.IsTimeout -> SyncUnknown, wait_for -> CheckState.UNKNOWN, probe_disk (no unit of work),
+    # near_miss.submit_job ((ConnectTimeout, PoolTimeout), ConnectError, ReadTimeout -> raise)
 
 
 def test_dead_timeout_knob():
     assert rule_findings(analyse(TREE), "DA501") == [
         ("DA501", f"{TREE}/.env.example", 3),  # VMV_QUIESCE_TIMEOUT documented, never read
+        ("DA501", f"{TREE}/.env.sample", 4),  # SCHED_ORPHAN_TTL documented, never read
         ("DA501", f"{TREE}/config/replica.yaml", 4),  # nested replica.lag_lease_ttl, never read
         ("DA501", f"{TREE}/config/restore.yaml", 2),  # verify_timeout in the loaded YAML, never read
         ("DA501", f"{TREE}/docs/OPERATIONS.md", 7),  # VMV_CHECKSUM_TIMEOUT in the docs table
-        ("DA501", f"{TREE}/docs/REPLICA.md", 4),  # code span in a bullet list
+        ("DA501", f"{TREE}/docs/REPLICA.md", 4),  # code span in a bullet list (PREFIX + "_DRAIN_TIMEOUT"
+        # resolves to one name, not a glob that would read every *_DRAIN_TIMEOUT)
         ("DA501", f"{TREE}/docs/REPLICA.md", 7),  # fenced env block
     ]
     # silent: GOGC, UVICORN_TIMEOUT_KEEP_ALIVE (runtimes), VMV_POLL_INTERVAL and BACKUP_TIMEOUT
     # (read through getenvDuration), RESTORER_HANDSHAKE_TIMEOUT (pydantic env_prefix),
-    # REPLICA_GO_ONLY_TIMEOUT (in a fenced Go block), replica.heartbeat_interval (read)
+    # REPLICA_GO_ONLY_TIMEOUT (in a fenced Go block), replica.heartbeat_interval (read),
+    # SCHED_SNAPSHOT_TIMEOUT / SCHED_LOCK_LEASE (env / envconfig struct tags), SCHED_DRAIN_TIMEOUT
 
 
 def test_default_drift():
@@ -63,7 +68,10 @@ def test_default_drift():
         ("DA502", f"{TREE}/.env", 1),  # BACKUP_TIMEOUT=2h vs 5*time.Second
         ("DA502", f"{TREE}/.env", 7),  # REPLICA_SYNC_TIMEOUT_SECONDS=600 vs envSeconds(..., 30): 20x
         ("DA502", f"{TREE}/.env", 8),  # RESTORE_VERIFY_TIMEOUT=60 vs os.environ.get(..., 2.5)
+        ("DA502", f"{TREE}/.env", 9),  # SCHED_DRAIN_TIMEOUT=10m vs `d := 20 * time.Second` it overrides
+        ("DA502", f"{TREE}/.env", 10),  # SCHEDPY_WINDOW_TIMEOUT=600 vs timedelta(seconds=5), env_prefix
         ("DA502", f"{TREE}/.env.production", 1),  # RESTORE_POLL_MS=5000 vs "500": exactly 10x
         ("DA502", f"{TREE}/config/replica.yaml", 2),  # sync_timeout 45 vs .get("sync_timeout", 4.5): 10x
     ]
-    # silent: RESTORE_FLUSH_TIMEOUT_MS 5000 vs 1000 (5x), VMV_POLL_INTERVAL 15s vs 10s
+    # silent: RESTORE_FLUSH_TIMEOUT_MS 5000 vs 1000 (5x), VMV_POLL_INTERVAL 15s vs 10s,
+    # SCHEDPY_CLEANUP_INTERVAL 300 vs 60.0 (5x)
