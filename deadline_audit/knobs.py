@@ -364,7 +364,8 @@ def _overridden_default(graph: TimeoutGraph, env: Expr, path: str, ctx: Ctx) -> 
     `d := 20 * time.Second; if v := os.Getenv("X"); v != "" { d, _ = time.ParseDuration(v) }`.
     The local's other binding, when it resolves to a value and does not come from the read."""
     bindings = [b for b in graph.files[path].bindings if b.function is not None]
-    holder = next((b.sym for b in bindings if b.expr is env), None)
+    holder = next((b.sym for b in bindings if b.expr is env or
+                   (b.expr.get("k") == "conv" and b.expr.get("x") is env)), None)
     if holder is None:
         return None
     fed = {holder}  # locals that take the read's value: v, parsed := f(v), d = parsed
@@ -372,8 +373,8 @@ def _overridden_default(graph: TimeoutGraph, env: Expr, path: str, ctx: Ctx) -> 
         for b in bindings:
             if b.sym not in fed and any(x.get("k") == "ref" and x.get("sym") in fed for x in _walk(b.expr)):
                 fed.add(b.sym)
-    for b in bindings:
-        if b.sym in fed and b.sym != holder:
+    for sym in sorted(fed):
+        for b in [b for b in bindings if b.sym == sym][:1]:
             others = [o for o in bindings if o.sym == b.sym and
                       not any(x.get("k") in ("ref", "env") and (x.get("k") == "env" or x.get("sym") in fed)
                               for x in _walk(o.expr))]

@@ -70,6 +70,7 @@ def test_default_drift():
         ("DA502", f"{TREE}/.env", 8),  # RESTORE_VERIFY_TIMEOUT=60 vs os.environ.get(..., 2.5)
         ("DA502", f"{TREE}/.env", 9),  # SCHED_DRAIN_TIMEOUT=10m vs `d := 20 * time.Second` it overrides
         ("DA502", f"{TREE}/.env", 10),  # SCHEDPY_WINDOW_TIMEOUT=600 vs timedelta(seconds=5), env_prefix
+        ("DA502", f"{TREE}/.env", 12),  # JANITOR_SWEEP_TIMEOUT=120 vs `timeout = 4` the Python read overrides
         ("DA502", f"{TREE}/.env.production", 1),  # RESTORE_POLL_MS=5000 vs "500": exactly 10x
         ("DA502", f"{TREE}/config/replica.yaml", 2),  # sync_timeout 45 vs .get("sync_timeout", 4.5): 10x
     ]
