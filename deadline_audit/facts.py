@@ -209,20 +209,31 @@ class FileFacts:
     problems: list[InputProblem] = field(default_factory=list)
 
 
+_PLANS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
+    """(field name, has a default) in field order, computed once per class."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = tuple((f.name, f.default is not MISSING or f.default_factory is not MISSING)
+                                   for f in fields(cls))
+    return plan
+
+
 def _compact(obj: Any) -> dict[str, Any]:
     """A dataclass as a dict without the fields that hold their defaults (empty lists,
     None, False): cached facts are read on every warm run, and most fields are empty."""
     out: dict[str, Any] = {}
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        has_default = f.default is not MISSING or f.default_factory is not MISSING
+    for name, has_default in _plan(obj.__class__):
+        value = getattr(obj, name)
         if has_default and (value is None or value is False or value == [] or value == {}):
             continue
-        if isinstance(value, Span):
+        if value.__class__ is Span:
             value = [value.line, value.column, value.end_line, value.end_column]
-        elif isinstance(value, list) and value and is_dataclass(value[0]):
+        elif value.__class__ is list and value and is_dataclass(value[0]):
             value = [_compact(item) for item in value]
-        out[f.name] = value
+        out[name] = value
     return out
 
 
@@ -245,6 +256,8 @@ _LIST_TYPES = {
 
 def from_json(text: str) -> FileFacts:
     data = json.loads(text)
+    if data.__class__ is not dict:  # valid JSON, not an entry: a miss, like any damage
+        raise TypeError("a cache entry is a JSON object")
     for name, cls in _LIST_TYPES.items():
         items = []
         for item in data.get(name, ()):

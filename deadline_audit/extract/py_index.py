@@ -56,9 +56,12 @@ class PyIndex:
     vocabulary: tuple[str, ...]
     method_names: frozenset[str]  # last attribute of every method-site chain
     method_conversions: dict[str, dict[str, Any]]  # `td.total_seconds()` by method name
-    prefilter: re.Pattern[bytes]
+    prefilter: re.Pattern[bytes]  # over the lowercased source: use `may_contribute`
     _calls: dict[str, CallKnowledge] = field(default_factory=dict)
     _methods: dict[str, list[SiteSpec]] = field(default_factory=dict)
+
+    def may_contribute(self, source: bytes) -> bool:
+        return self.prefilter.search(source.lower()) is not None
 
     def call(self, qualified: str) -> CallKnowledge:
         known = self._calls.get(qualified)
@@ -161,8 +164,11 @@ def _build(catalog: Catalog) -> PyIndex:
         if isinstance(content, dict):
             words.update((content.get("prefilter") or {}).get("python", ()))
     words.discard("")
-    alternatives = [re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)]
-    alternatives += [rb"\b" + re.escape(k.encode()) + rb"\s*=(?!=)" for k in sorted(keywords)]
+    # matched case-insensitively by lowercasing the words here and the source in
+    # `may_contribute` (ASCII folding both ways, as re.IGNORECASE on bytes): a plain
+    # alternation searches ~3× faster than the same one under IGNORECASE
+    alternatives = [re.escape(w.encode().lower()) for w in sorted(words, key=len, reverse=True)]
+    alternatives += [rb"\b" + re.escape(k.encode().lower()) + rb"\s*=(?!=)" for k in sorted(keywords)]
     pattern = b"|".join(alternatives)
     return PyIndex(
         catalog=catalog,
@@ -174,7 +180,7 @@ def _build(catalog: Catalog) -> PyIndex:
         vocabulary=tuple(vocabulary),
         method_names=frozenset(m.rsplit(".", 1)[-1] for s in sites for m in s.methods),
         method_conversions=method_conversions,
-        prefilter=re.compile(pattern, re.IGNORECASE),
+        prefilter=re.compile(pattern),
     )
 
 

@@ -34,7 +34,7 @@ RECURSION_LIMIT = 10_000
 
 def may_contribute(source: bytes, catalog: Catalog) -> bool:
     """Byte-level prefilter: can this file hold a timeout, deadline, lease or env read?"""
-    return index_for(catalog).prefilter.search(source) is not None
+    return index_for(catalog).may_contribute(source)
 
 
 def count_lines(source: bytes) -> int:
@@ -46,7 +46,7 @@ def count_lines(source: bytes) -> int:
 def extract_python(path: str, source: bytes, module: str, catalog: Catalog) -> FileFacts:
     facts = FileFacts(path=path, kind="python", lines=count_lines(source), module=module)
     idx = index_for(catalog)
-    if not idx.prefilter.search(source):
+    if not idx.may_contribute(source):
         return facts
     is_package = path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
     with collector_paused():
