@@ -680,7 +680,7 @@ class TimeoutGraph:
             for closure in self.closures.get(sym, ()):
                 called |= _closure_called_params(self, closure, fn)
                 timer |= _closure_timer_params(self, closure, fn)
-            if timer and called - timer and words & set(fn.vocabulary):
+            if timer and called - timer and (words & set(fn.vocabulary) or _names_word(sym, words)):
                 helpers[sym] = (min(timer), min(called - timer))
         for entry in self.catalog.entries("go", "leases") + self.catalog.entries("python", "leases"):
             for sym in self.functions:
@@ -1040,3 +1040,10 @@ def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple
     graph.wire_config = wire_config  # components and links from configuration (wire_config.py)
     populate(graph)
     return graph
+
+
+def _names_word(sym: str, words: set[str]) -> bool:
+    """The function's own name carries the vocabulary (`leased`, `withLease`,
+    `runRenewing`): the body need not repeat it."""
+    name = sym.rsplit(".", 1)[-1].lower()
+    return any(w.lower() in name for w in words)
