@@ -22,7 +22,10 @@ EXPECTED = {
     ],
     "DA102": [
         ("DA102", f"{ROOT}/cmd/reelforge/main.go", 14),  # Client.Timeout on an event-stream body
-        ("DA102", f"{ROOT}/cmd/reelforge/main.go", 34),  # WriteTimeout over a gin SSE handler
+        ("DA102", f"{ROOT}/cmd/reelforge/main.go", 34),  # WriteTimeout over a gin SSE handler (r.POST via api.Routes(r))
+        ("DA102", f"{ROOT}/internal/httpapi/live.go", 25),  # WriteTimeout over an echo handler (e.GET), 2nd server
+        ("DA102", f"{ROOT}/reelpy/mirror.py", 8),  # aiohttp ClientTimeout(total=) over iter_chunked
+        ("DA102", f"{ROOT}/reelpy/mirror.py", 24),  # anyio.fail_after around client.stream + aiter_lines
         ("DA102", f"{ROOT}/reelpy/origin.py", 18),  # asyncio.timeout around client.stream + aiter_bytes
     ],
     "DA103": [
@@ -65,7 +68,8 @@ def test_near_misses_are_silent(result):
                    ("DA201", "internal/httpapi/gin.go", 66), ("DA201", "reelpy/worker.py", 28),
                    ("DA201", "reelpy/worker.py", 41), ("DA202", "internal/httpapi/gin.go", 60),
                    ("DA202", "internal/httpapi/gin.go", 75), ("DA202", "internal/httpapi/echo.go", 37),
-                   ("DA102", "reelpy/origin.py", 24), ("DA102", "reelpy/origin.py", 29)]:
+                   ("DA102", "reelpy/origin.py", 24), ("DA102", "reelpy/origin.py", 29),
+                   ("DA102", "reelpy/mirror.py", 16)]:
         assert silent not in lines
 
 
@@ -77,3 +81,10 @@ def test_field_ttl_holder_reads_the_constructor_argument(result):
 def test_runner_named_as_a_lease_is_a_lease(result):
     f = finding_at(result, "DA101", "encode/runner.go", 76)
     assert "45 s" in f.message and "120 s" in f.message
+
+
+@pytest.mark.xfail(strict=True, reason="functional options: the period and TTL are struct fields set by "
+                   "option closures (WithTTL(d) sets c.ttl) applied in New; field values are not "
+                   "resolved per constructed instance, so the 15 s / 15 s pair stays unresolved")
+def test_functional_options_renewal(result):
+    assert ("DA103", f"{ROOT}/internal/lease/pulse.go", 10) in rule_findings(result, "DA103")
