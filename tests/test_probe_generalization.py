@@ -37,12 +37,16 @@ EXPECTED = {
         ("DA201", f"{ROOT}/internal/httpapi/echo.go", 23),  # helper called with an echo request ctx
         ("DA201", f"{ROOT}/internal/httpapi/gin.go", 34),  # synchronous gin handler, c.Request.Context()
         ("DA201", f"{ROOT}/internal/httpapi/gin.go", 51),  # goroutine keeps the request ctx
+        ("DA201", f"{ROOT}/internal/httpapi/more.go", 15),  # go func(ctx)(c.Request().Context())
+        ("DA201", f"{ROOT}/internal/httpapi/more.go", 27),  # deferred write with the echo request ctx
+        ("DA201", f"{ROOT}/reelpy/sweeper.py", 12),  # text("UPDATE ... status") in the coroutine given to wait_for
         ("DA201", f"{ROOT}/reelpy/worker.py", 19),  # SQLAlchemy update(...).values(status=) inside asyncio.timeout
         ("DA201", f"{ROOT}/reelpy/worker.py", 34),  # finally: under anyio, unshielded
     ],
     "DA202": [
         ("DA202", f"{ROOT}/internal/httpapi/echo.go", 29),  # go h.process(c.Request().Context(), ...)
         ("DA202", f"{ROOT}/internal/httpapi/gin.go", 45),  # go func() using c.Request.Context()
+        ("DA202", f"{ROOT}/internal/httpapi/more.go", 13),  # the request ctx passed as the literal's argument
     ],
 }
 
@@ -69,7 +73,8 @@ def test_near_misses_are_silent(result):
                    ("DA201", "reelpy/worker.py", 41), ("DA202", "internal/httpapi/gin.go", 60),
                    ("DA202", "internal/httpapi/gin.go", 75), ("DA202", "internal/httpapi/echo.go", 37),
                    ("DA102", "reelpy/origin.py", 24), ("DA102", "reelpy/origin.py", 29),
-                   ("DA102", "reelpy/mirror.py", 16)]:
+                   ("DA102", "reelpy/mirror.py", 16), ("DA201", "internal/httpapi/more.go", 37),
+                   ("DA202", "internal/httpapi/more.go", 46), ("DA201", "reelpy/sweeper.py", 26)]:
         assert silent not in lines
 
 
