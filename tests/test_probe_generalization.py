@@ -18,6 +18,7 @@ EXPECTED = {
     "DA101": [
         ("DA101", f"{ROOT}/internal/encode/runner.go", 38),  # WithTimeoutCause 90 s in the op under leased(2 min)
         ("DA101", f"{ROOT}/internal/encode/runner.go", 76),  # 45 s in a closure given to leased
+        ("DA101", f"{ROOT}/internal/encode/watchdog.go", 34),  # AfterFunc(w.ttl) in (w *Watchdog).Supervise(ctx, op)
         ("DA101", f"{ROOT}/reelpy/jobs.py", 17),  # asyncio.timeout 30 s under claim.held(), ttl=120 at construction
     ],
     "DA102": [
@@ -30,6 +31,7 @@ EXPECTED = {
     ],
     "DA103": [
         ("DA103", f"{ROOT}/internal/lease/lease.go", 68),  # ticker == TTL, Extend through an interface
+        ("DA103", f"{ROOT}/reelpy/beacon.py", 18),  # time.sleep(TTL) in a thread renewing with expire(TTL)
         ("DA103", f"{ROOT}/reelpy/claims.py", 39),  # anyio.sleep(self.ttl) then expire(self.ttl)
         ("DA103", f"{ROOT}/reelpy/keeper.py", 15),  # 30 s vs 40 s TTL in an asyncio.TaskGroup task
     ],
@@ -74,7 +76,8 @@ def test_near_misses_are_silent(result):
                    ("DA202", "internal/httpapi/gin.go", 75), ("DA202", "internal/httpapi/echo.go", 37),
                    ("DA102", "reelpy/origin.py", 24), ("DA102", "reelpy/origin.py", 29),
                    ("DA102", "reelpy/mirror.py", 16), ("DA201", "internal/httpapi/more.go", 37),
-                   ("DA202", "internal/httpapi/more.go", 46), ("DA201", "reelpy/sweeper.py", 26)]:
+                   ("DA202", "internal/httpapi/more.go", 46), ("DA201", "reelpy/sweeper.py", 26),
+                   ("DA101", "internal/encode/watchdog.go", 46)]:
         assert silent not in lines
 
 
