@@ -96,3 +96,10 @@ def test_runner_named_as_a_lease_is_a_lease(result):
                    "resolved per constructed instance, so the 15 s / 15 s pair stays unresolved")
 def test_functional_options_renewal(result):
     assert ("DA103", f"{ROOT}/internal/lease/pulse.go", 10) in rule_findings(result, "DA103")
+
+
+def test_evidence_names_the_function_actually_called(result):
+    # one catalog entry groups several functions; the finding names the one written
+    assert "(time.sleep)" in finding_at(result, "DA103", "reelpy/beacon.py", 18).message
+    assert "(anyio.sleep)" in finding_at(result, "DA103", "reelpy/claims.py", 39).message
+    assert finding_at(result, "DA101", "encode/runner.go", 38).message.startswith("context.WithTimeoutCause 90 s")
