@@ -680,7 +680,7 @@ class TimeoutGraph:
             for closure in self.closures.get(sym, ()):
                 called |= _closure_called_params(self, closure, fn)
                 timer |= _closure_timer_params(self, closure, fn)
-            if timer and called - timer and words & set(fn.vocabulary):
+            if timer and called - timer and (words & set(fn.vocabulary) or _names_word(sym, words)):
                 helpers[sym] = (min(timer), min(called - timer))
         for entry in self.catalog.entries("go", "leases") + self.catalog.entries("python", "leases"):
             for sym in self.functions:
@@ -692,6 +692,41 @@ class TimeoutGraph:
                 if guess is not None:
                     helpers[sym] = guess
         return helpers
+
+    def receiver_runners(self) -> dict[str, tuple[str, int]]:
+        """Methods that run an operation parameter under a timer armed with a field of
+        their own receiver (`time.AfterFunc(w.ttl, …)` in `(w *Watchdog) Supervise(ctx,
+        op)`), with lease vocabulary in the body or in the method's or type's name:
+        symbol -> (the field's symbol, the operation parameter). The lease duration at a
+        call is that field's value (over every instance: unresolved when they differ)."""
+        key = ("_receiver_runners",)
+        if key in self._memo:
+            return self._memo[key]
+        words = set(self.catalog.words("renewal")) | set(self.catalog.words("lease"))
+        found: dict[str, tuple[str, int]] = {}
+        for sym, (fn, _) in self.functions.items():
+            if not fn.receiver_type or fn.enclosing:
+                continue
+            called = set(fn.called_params)
+            scopes = [sym, *self.closures.get(sym, ())]
+            for closure in scopes[1:]:
+                called |= _closure_called_params(self, closure, fn)
+            if not called or not (words & set(fn.vocabulary) or _names_word(sym, words)
+                                  or _names_word(fn.receiver_type, words)):
+                continue
+            fields = set()
+            for scope in scopes:
+                for site in self.sites_in.get(scope, ()):
+                    value = site.value or {}
+                    own = f"{_sym_prefix(sym)}{fn.receiver_type.removeprefix('py:')}."
+                    if site.role == "timer" and value.get("k") == "ref" and value["sym"].startswith(own) \
+                            and self.decls.get(value["sym"]) is not None \
+                            and self.decls[value["sym"]].kind in ("field", "attr"):
+                        fields.add(value["sym"])
+            if len(fields) == 1:
+                found[sym] = (fields.pop(), min(called))
+        self._memo[key] = found
+        return found
 
     def _declared_lease_params(self, fn: FunctionFact) -> tuple[int, int] | None:
         """A user-declared lease function: its duration is the timer/duration-typed
@@ -712,16 +747,22 @@ class TimeoutGraph:
         if memo_key in self._memo:
             return self._memo[memo_key]
         helpers = self.lease_helpers(self.declared_leases)
+        by_receiver = self.receiver_runners()
         found: list[Lease] = []
         for caller, calls in self.calls_in.items():
             for call, path in calls:
                 ctx = Ctx(path)
                 target = self.resolve_callee(call.callee, ctx)
-                if target not in helpers:
+                if target in helpers:
+                    fn = self.functions[target][0]
+                    d_idx, op_idx = helpers[target]
+                    duration = _arg(call, fn, d_idx)
+                elif target in by_receiver and call.callee.get("k") == "method":
+                    fn = self.functions[target][0]
+                    field_sym, op_idx = by_receiver[target]  # the receiver type's lease field
+                    duration = {"k": "ref", "sym": field_sym}
+                else:
                     continue
-                fn = self.functions[target][0]
-                d_idx, op_idx = helpers[target]
-                duration = _arg(call, fn, d_idx)
                 operation = _arg(call, fn, op_idx)
                 ops = self.operation_functions(operation, ctx)
                 unit = "ns" if self.lang.get(path) == "go" else "s"
@@ -1040,3 +1081,14 @@ def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple
     graph.wire_config = wire_config  # components and links from configuration (wire_config.py)
     populate(graph)
     return graph
+
+
+def _names_word(sym: str, words: set[str]) -> bool:
+    """The function's own name carries the vocabulary (`leased`, `withLease`,
+    `runRenewing`): the body need not repeat it."""
+    name = sym.rsplit(".", 1)[-1].lower()
+    return any(w.lower() in name for w in words)
+
+
+def _sym_prefix(sym: str) -> str:
+    return "sym:" + sym.split(":", 2)[1] + ":"

@@ -30,13 +30,19 @@ def populate(graph: TimeoutGraph) -> None:
             if node.startswith("sym:") and node not in done:
                 todo.append(node)
 
+    called_on_line: dict[tuple[str, int], list[str]] = {}
+    for calls in graph.calls_in.values():
+        for call, path in calls:
+            if call.callee.get("k") == "ext":
+                called_on_line.setdefault((path, call.span.line), []).append(call.callee.get("name", ""))
     for site, path in graph.sites:
         spec = graph.spec(site)
         unit = site.unit or (spec.unit if spec else None)
         ctx = Ctx(path)
         loc = Location(path, site.span.line, site.span.column, site.span.end_line, site.span.end_column)
         attrs = {
-            "kind": "site", "role": site.role, "api": site.api, "label": _api_label(site.api),
+            "kind": "site", "role": site.role, "api": site.api,
+            "label": _called_label(spec, called_on_line.get((path, site.span.line), ())) or _api_label(site.api),
             "path": path, "line": site.span.line, "column": site.span.column,
             "function": site.function, "unit": unit, "implicit": site.value is None,
         }
@@ -200,6 +206,16 @@ def _sym_label(sym: str) -> str:
     if "/" in body:
         body = body.rsplit("/", 1)[-1]
     return body
+
+
+def _called_label(spec, names) -> str | None:
+    """The function actually called, when the catalog entry groups several
+    (`anyio.sleep` and `time.sleep` under one sleep entry, `WithTimeoutCause` with
+    `WithTimeout`): the one such call on the site's line."""
+    if spec is None or spec.kind != "call" or len(spec.funcs) < 2:
+        return None
+    found = {n for n in names if n in spec.funcs}
+    return _api_label(found.pop()) if len(found) == 1 else None
 
 
 def _api_label(api: str) -> str:

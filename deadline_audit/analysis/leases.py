@@ -38,18 +38,46 @@ def lease_holders(graph: "TimeoutGraph") -> dict[str, int]:
         if not any(m.get("m") == "yields" for m in fn.markers) or not fn.params:
             continue
         duration = _duration_param(graph, fn)
-        if duration is None:
-            continue
-        helpers = graph.reachable([sym], limit=24) - {sym}
-        vocabulary = set(fn.vocabulary)
-        waits = False
-        for other in helpers:
-            vocabulary.update(graph.functions[other][0].vocabulary)
-            waits = waits or any(s.role in _WAITS for s in graph.sites_in.get(other, ()))
-        if waits and words & vocabulary:
+        if duration is not None and _keeps_renewing(graph, sym, words):
             found[sym] = duration
     graph._memo[key] = found
     return found
+
+
+def field_lease_holders(graph: "TimeoutGraph") -> dict[str, tuple[str, int]]:
+    """Holder methods whose TTL is the object's own (`claim = Claim(r, key, ttl=120)`;
+    `with claim.held(): ...`): symbol -> (the class's `__init__`, index of its TTL
+    parameter). The lease duration is the constructor's argument for that parameter."""
+    key = ("_field_lease_holders",)
+    if key in graph._memo:
+        return graph._memo[key]
+    words = set(graph.catalog.words("renewal")) | set(graph.catalog.words("lease"))
+    found: dict[str, tuple[str, int]] = {}
+    for sym, (fn, path) in graph.functions.items():
+        if graph.lang.get(path) != "python" or not any(m.get("m") == "yields" for m in fn.markers):
+            continue
+        if fn.enclosing or _duration_param(graph, fn) is not None:
+            continue
+        init = sym.rsplit(".", 1)[0] + ".__init__"
+        if init == sym or init not in graph.functions:
+            continue
+        duration = _duration_param(graph, graph.functions[init][0])
+        if duration is not None and _keeps_renewing(graph, sym, words):
+            found[sym] = (init, duration)
+    graph._memo[key] = found
+    return found
+
+
+def _keeps_renewing(graph: "TimeoutGraph", sym: str, words: set[str]) -> bool:
+    """Something the holder calls or starts waits on a sleep/timer/ticker, and lease or
+    renewal vocabulary is written in it or in its helpers."""
+    helpers = graph.reachable([sym], limit=24) - {sym}
+    vocabulary = set(graph.functions[sym][0].vocabulary)
+    waits = False
+    for other in helpers:
+        vocabulary.update(graph.functions[other][0].vocabulary)
+        waits = waits or any(s.role in _WAITS for s in graph.sites_in.get(other, ()))
+    return waits and bool(words & vocabulary)
 
 
 def _duration_param(graph: "TimeoutGraph", fn: FunctionFact) -> int | None:
@@ -266,13 +294,19 @@ def _holder_leases(graph: "TimeoutGraph", holders: dict[str, int]) -> list["Leas
     from deadline_audit.graph import Ctx
 
     found = []
+    by_field = field_lease_holders(graph)
     for caller, calls in graph.calls_in.items():
         for call, path in calls:
             if graph.lang.get(path) != "python":
                 continue
             ctx = Ctx(path)
             target = graph.resolve_callee(call.callee, ctx)
-            if target not in holders:
+            built = None
+            if target in by_field:
+                built = _constructor_call(graph, call.callee.get("x"), ctx)
+                if built is None:
+                    continue
+            elif target not in holders:
                 continue
             scope = f"holder:{call.span.line}:{call.span.column}"
             ops: list[str] = []
@@ -287,8 +321,13 @@ def _holder_leases(graph: "TimeoutGraph", holders: dict[str, int]) -> list["Leas
                     if any(_within(site.span, span) for span in spans)]
             if not ops and not body:
                 continue
-            fn = graph.functions[target][0]
-            lease = _lease(graph, call, path, caller, fn, holders[target], list(dict.fromkeys(ops)), target)
+            ops = list(dict.fromkeys(ops))
+            if built is not None:  # the TTL is the constructor's argument
+                init, index = by_field[target]
+                lease = _lease(graph, call, path, caller, graph.functions[init][0], index, ops, target,
+                               args_from=built)
+            else:
+                lease = _lease(graph, call, path, caller, graph.functions[target][0], holders[target], ops, target)
             lease.body_sites = body
             found.append(lease)
     return found
@@ -366,10 +405,10 @@ def _arg(call: CallFact, fn: FunctionFact, index: int):
 
 
 def _lease(graph: "TimeoutGraph", call: CallFact, path: str, caller: str | None, fn: FunctionFact,
-           index: int, ops: list[str], helper: str) -> "Lease":
+           index: int, ops: list[str], helper: str, args_from: CallFact | None = None) -> "Lease":
     from deadline_audit.graph import Ctx, Lease
 
-    duration = _arg(call, fn, index)
+    duration = _arg(args_from or call, fn, index)
     if duration is None:  # the parameter's default
         defaults = [b for b, _ in graph.bindings.get(fn.params[index], ()) if b.is_default]
         duration = defaults[0].expr if defaults else None
@@ -425,3 +464,22 @@ def _sql_text(graph: "TimeoutGraph", arg, ctx, sql) -> bool:
     else:
         return False
     return isinstance(text, str) and len(text) < 4000 and sql.search(text) is not None
+
+
+def _constructor_call(graph: "TimeoutGraph", receiver, ctx) -> CallFact | None:
+    """The constructor call that built a holder's receiver: written in place
+    (`Claim(...).held()`) or the one value of a local (`claim = Claim(...)`)."""
+    expr = receiver
+    if expr and expr.get("k") == "ref":
+        bound = [b for b, _ in graph.bindings.get(expr["sym"], ()) if not b.is_default]
+        expr = bound[0].expr if len(bound) == 1 else None
+    if not expr or expr.get("k") != "call" or (expr.get("fn") or {}).get("k") != "fnref":
+        return None
+    return _ExprCall(list(expr.get("args") or ()), dict(expr.get("kw") or {}))  # type: ignore[return-value]
+
+
+class _ExprCall:
+    """The arguments of a call written as an expression, read like a CallFact's."""
+
+    def __init__(self, args: list, kw: dict) -> None:
+        self.args, self.kw = args, kw

@@ -194,8 +194,37 @@ def _routes(graph: TimeoutGraph) -> dict[str, list[tuple[Expr, str]]]:
                         mux = f"{mux}@{_module_of(graph, path)}"
                     if mux:
                         routes.setdefault(mux, []).append((m["handler"], path))
+        _through_registrars(graph, routes, strip, root, default)
         graph._memo[key] = routes
     return graph._memo[key]
+
+
+def _through_registrars(graph: TimeoutGraph, routes: dict[str, list[tuple[Expr, str]]],
+                        strip, root, default: str) -> None:
+    """A function that registers routes on its mux parameter (`api.Routes(r)`,
+    `RegisterHandlers(e, svc)`): its routes belong to the mux each call passes."""
+    params: dict[str, tuple[int, str]] = {}
+    for mux in list(routes):
+        owner = graph.functions.get(mux.rsplit(".", 1)[0])
+        if owner is not None and mux in owner[0].params:
+            params[mux.rsplit(".", 1)[0]] = (owner[0].params.index(mux), mux)
+    if not params:
+        return
+    names = {fn.rsplit(".", 1)[-1] for fn in params}
+    for calls in graph.calls_in.values():
+        for call, cpath in calls:
+            name = call.callee.get("name") or call.callee.get("sym", "").rsplit(".", 1)[-1]
+            if name not in names:
+                continue
+            target = graph.resolve_callee(call.callee, Ctx(cpath))
+            if target not in params or params[target][0] >= len(call.args):
+                continue
+            index, inner = params[target]
+            outer = root(graph.resolve_sym(strip(call.args[index]), Ctx(cpath)))
+            if outer == default:
+                outer = f"{outer}@{_module_of(graph, cpath)}"
+            if outer and outer != inner:
+                routes.setdefault(outer, []).extend(routes[inner])
 
 
 def _servers(graph: TimeoutGraph) -> dict[str, int]:
