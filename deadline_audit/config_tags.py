@@ -2,8 +2,8 @@
 config key": a struct tag `yaml:"…"`, `toml:"…"`, `mapstructure:"…"` names the key).
 
 A tagged field's dotted key is its tag under the tags of the fields that hold its struct
-(`File.Agent yaml:"agent"` → `AgentConfig.StatementTimeout yaml:"statement_timeout"` is
-`agent.statement_timeout`). When exactly one config file holds that key, the field is bound
+(`File.Worker yaml:"worker"` → `WorkerSettings.FetchTimeout yaml:"fetch_timeout"` is
+`worker.fetch_timeout`). When exactly one config file holds that key, the field is bound
 to it, decoded by the field's type: a string into a `time.Duration` as Go parses it, a
 number into a `time.Duration` as nanoseconds, anything into a number as a number.
 """

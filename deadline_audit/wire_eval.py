@@ -304,9 +304,9 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
 
 def keyed_config_variants(graph: TimeoutGraph, expr: Expr, path: str) -> list[Expr]:
     """`body.get("timeout_s", 300)` where `body` is one entry of a table the same module
-    reads from a config file it names (`doc.get("suites")` of "eval_suites.yaml"): one
+    reads from a config file it names (`doc.get("profiles")` of "profiles.yaml"): one
     variant of `expr` per entry of that table, with the read replaced by the entry's
-    config key (`suites.code_review.timeout_s`)."""
+    config key (`profiles.nightly.timeout_s`)."""
     reads = [sub for sub in _walk(expr) if _read_key(sub)]
     if len(reads) != 1:
         return []

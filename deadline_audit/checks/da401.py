@@ -149,7 +149,7 @@ def _words(graph: TimeoutGraph) -> tuple[str, ...]:
 
 def _about_time(graph: TimeoutGraph, clamp: w.Clamp, ctx: Ctx, words: tuple[str, ...]) -> bool:
     """A clamp of a duration: its bound is a Go Duration or a timedelta, or the names of its
-    bound or of what feeds it say so (`MAX_SUITE_TIMEOUT_S`, `cfg.DrainTimeout`); a clamp
+    bound or of what feeds it say so (`MAX_RENDER_TIMEOUT_S`, `cfg.FlushTimeout`); a clamp
     of a count (`min(len(batch), MAX_ITEMS)`) is not."""
     value = graph.value(clamp.bound, ctx, "default")
     if isinstance(value, Quantity) and value.unit in ("ns", "s"):
