@@ -106,23 +106,32 @@ class GoMarkContext:
             fn.markers.append(marker)
 
 
-def _imports(root: Any, ctx: GoMarkContext) -> dict[str, str]:
-    """Import alias → import path, from the top-level import declarations."""
-    found: dict[str, str] = {}
+def top_level_specs(root: Any, decl_type: str, spec_type: str) -> list[Any]:
+    """The `spec_type` nodes of the file's top-level `decl_type` declarations, whether
+    written alone or grouped in parentheses (`import (…)`, `var (…)`)."""
+    found = []
     for decl in root.named_children:
-        if decl.type != "import_declaration":
+        if decl.type != decl_type:
             continue
         stack = list(decl.named_children)
         while stack:
             node = stack.pop()
-            if node.type == "import_spec":
-                path_node = node.child_by_field_name("path")
-                name_node = node.child_by_field_name("name")
-                path = unquote(ctx.text(path_node)) if path_node is not None else ""
-                alias = ctx.text(name_node) if name_node is not None else default_alias(path)
-                if alias not in ("_", "."):
-                    found[alias] = path
+            if node.type == spec_type:
+                found.append(node)
             else:
                 stack.extend(node.named_children)
+    return found
+
+
+def _imports(root: Any, ctx: GoMarkContext) -> dict[str, str]:
+    """Import alias → import path, from the top-level import declarations."""
+    found: dict[str, str] = {}
+    for node in top_level_specs(root, "import_declaration", "import_spec"):
+        path_node = node.child_by_field_name("path")
+        name_node = node.child_by_field_name("name")
+        path = unquote(ctx.text(path_node)) if path_node is not None else ""
+        alias = ctx.text(name_node) if name_node is not None else default_alias(path)
+        if alias not in ("_", "."):
+            found[alias] = path
     return found
 

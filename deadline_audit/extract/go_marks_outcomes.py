@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from deadline_audit.catalog import Catalog
-from deadline_audit.extract.go_marks_common import GoMarkContext
+from deadline_audit.extract.go_marks_common import GoMarkContext, top_level_specs
 from deadline_audit.extract.outcome_records import work_noun, worth_recording
 from deadline_audit.facts import Expr, FileFacts, FunctionFact
 
@@ -56,24 +56,14 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
 def _map_tables(root: Any, ctx: GoMarkContext) -> dict[str, Any]:
     """Package-level `var name = map[K]V{…}` literals."""
     out: dict[str, Any] = {}
-    for decl in root.named_children:
-        if decl.type != "var_declaration":
+    for spec in top_level_specs(root, "var_declaration", "var_spec"):
+        name = spec.child_by_field_name("name")
+        value = spec.child_by_field_name("value")
+        if name is None or value is None or not value.named_children:
             continue
-        stack = list(decl.named_children)
-        while stack:
-            spec = stack.pop()
-            if spec.type == "var_spec_list":
-                stack.extend(spec.named_children)
-                continue
-            if spec.type != "var_spec":
-                continue
-            name = spec.child_by_field_name("name")
-            value = spec.child_by_field_name("value")
-            if name is None or value is None or not value.named_children:
-                continue
-            lit = value.named_children[0]
-            if lit.type == "composite_literal" and (lit.child_by_field_name("type") or lit).type == "map_type":
-                out[ctx.text(name)] = lit
+        lit = value.named_children[0]
+        if lit.type == "composite_literal" and (lit.child_by_field_name("type") or lit).type == "map_type":
+            out[ctx.text(name)] = lit
     return out
 
 
