@@ -38,12 +38,9 @@ from deadline_audit.facts import Expr
 from deadline_audit.findings import Location
 from deadline_audit.graph import Ctx, TimeoutGraph
 
-_ENV_TAGS = ("env", "envconfig")
-_KEY_TAGS = ("yaml", "json", "toml", "mapstructure", "koanf", "hcl")
 _CONFIG_FILE = re.compile(r"^[\w./-]+\.(?:ya?ml|toml|json)$")
 _INTERPOLATION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_PREFIX_CALLS = ("envconfig.Process", "envconfig.MustProcess", "SetEnvPrefix")
 
 
 @dataclass
@@ -142,6 +139,9 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
     tagged: list[tuple[str, Any, str]] = []
     key_tagged: list[tuple[str, Any, str]] = []  # struct fields named by a yaml/json/toml tag
     tests = _test_files(graph)
+    data = knob_catalog(graph)
+    env_tags = {pair[0] for pair in data.get("env_tags", ())}
+    key_tags = set(data.get("key_tags", ()))
     for path, facts in graph.files.items():
         if facts.kind not in ("go", "python"):
             if facts.kind == "env":  # `APP_CONFIG=/etc/app/config.yaml` names a file too
@@ -169,11 +169,11 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
             name = value.split(",", 1)[0].strip()
             if not name or name == "-":
                 continue
-            if tag in _ENV_TAGS:
+            if tag in env_tags:
                 tagged.append((sym, decl, name))
             elif tag == "envPrefix":  # caarlos0/env: a nested struct's variables are PREFIX + tag
                 idx.env_prefixes.add(name.upper())
-            elif tag in _KEY_TAGS:
+            elif tag in key_tags:
                 idx.config_keys.add(name.lower())
                 key_tagged.append((sym, decl, name))
             elif tag == "default" and _CONFIG_FILE.match(name):
@@ -270,6 +270,11 @@ def _walk(expr: Any, seen: set | None = None) -> list[Expr]:
 def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     env_exprs: list[tuple[Expr, str, Expr]] = []  # (expr, file, the top-level expr holding it)
     call_exprs: list[tuple[Expr, str, Expr]] = []
+    data = knob_catalog(graph)
+    prefix_calls = tuple(data.get("env_prefix_calls", ()))
+    prefix_methods = {name.rsplit(".", 1)[-1] for name in prefix_calls if "." not in name}
+    name_calls = tuple(data.get("config_name_calls", ()))
+    name_extensions = tuple(data.get("config_name_extensions", ()))
     # per function (closures included in every function that encloses them): its env
     # reads and its calls, for the helper summaries below
     body_env: dict[str, list[Expr]] = {}
@@ -328,14 +333,14 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     for e, path, top in call_exprs:
         fn = e.get("fn") or {}
         ctx = Ctx(path)
-        if (fn.get("k") == "ext" and fn.get("name", "").endswith(_PREFIX_CALLS)) or \
-                (fn.get("k") == "method" and fn.get("name") == "SetEnvPrefix"):
+        if (fn.get("k") == "ext" and fn.get("name", "").endswith(prefix_calls)) or \
+                (fn.get("k") == "method" and fn.get("name") in prefix_methods):
             _note_prefix(graph, e, ctx, idx)
             continue
-        if fn.get("name", "").endswith("SetConfigName") and e.get("args"):
+        if fn.get("name", "").endswith(name_calls) and e.get("args"):
             stem = graph.value(e["args"][0], ctx)  # viper: SetConfigName("config") + AddConfigPath
             if isinstance(stem, str) and stem and "/" not in stem:
-                idx.files_named.update(f"{stem}.{ext}" for ext in ("yaml", "yml", "json", "toml"))
+                idx.files_named.update(f"{stem}.{ext}" for ext in name_extensions)
         at = e.get("at")
         if at:
             _note_config_default(graph, e, fn, ctx, Location(path, at[0], at[1]), idx)

@@ -30,14 +30,23 @@ from deadline_audit.facts import Expr, FileFacts, FunctionFact
 _WORD = re.compile(r"[A-Za-z]+")
 _MAX_OUTCOMES = 6
 _FUNCS = ("function_declaration", "method_declaration")
-# A wait for a permit before the work starts: a timeout here proves nothing was sent.
-_PERMIT = re.compile(r"\.(Acquire|TryAcquire)\(|(?i:limit|throttl)\w*\.Wait(N)?\(")
+
+
+def _permit_pattern(cat: dict) -> re.Pattern[str]:
+    """A wait for a permit before the work starts (catalog outcomes.toml): a timeout there
+    proves nothing was sent."""
+    methods = "|".join(map(re.escape, cat.get("permit_methods_go", ()))) or "(?!)"
+    words = "|".join(map(re.escape, cat.get("limiter_words", ()))) or "(?!)"
+    waits = "|".join(map(re.escape, cat.get("limiter_methods_go", ()))) or "(?!)"
+    return re.compile(rf"\.(?:{methods})\(|(?i:{words})\w*\.(?:{waits})\(")
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if not facts.functions:
         return
-    nouns = set(catalog.file("outcomes").get("work_nouns", ()))
+    cat = catalog.file("outcomes")
+    nouns = set(cat.get("work_nouns", ()))
+    permit_pattern = _permit_pattern(cat)
     ctx = GoMarkContext(tree.root_node, source, facts)
     tables = _map_tables(tree.root_node, ctx)
     for decl in tree.root_node.named_children:
@@ -48,7 +57,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         if fn is None:
             continue
         try:
-            _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns)).run()
+            _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns), permit_pattern).run()
         except (RecursionError, ValueError, TypeError, AttributeError):
             continue  # an odd function is not classified; the others are
 
@@ -95,8 +104,9 @@ def _statements(block: Any) -> list[Any]:
 
 class _Function:
     def __init__(self, ctx: GoMarkContext, fn: FunctionFact, decl: Any, tables: dict[str, Any],
-                 scope: list[str]) -> None:
+                 scope: list[str], permit_pattern: re.Pattern[str]) -> None:
         self.ctx = ctx
+        self.permit_pattern = permit_pattern
         self.fn = fn
         self.decl = decl
         self.tables = tables
@@ -181,7 +191,7 @@ class _Function:
         texts = [self.ctx.text(init)] if init is not None else []
         if previous is not None and previous.type in ("short_var_declaration", "assignment_statement"):
             texts.append(self.ctx.text(previous))
-        return any(_PERMIT.search(t) for t in texts)
+        return any(self.permit_pattern.search(t) for t in texts)
 
     def if_chain(self, node: Any) -> None:
         branches = []

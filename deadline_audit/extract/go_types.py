@@ -235,7 +235,6 @@ class GoTypes:
                               tags=tags, embedded=True)
 
 
-_ENV_TAGS = (("env", "envDefault"), ("envconfig", "default"))  # caarlos0/env, kelseyhightower/envconfig
 _NUMERIC = {"int", "int32", "int64", "uint", "uint32", "uint64", "float32", "float64"}
 
 
@@ -244,7 +243,9 @@ def env_tag_binding(walker: Any, sym: str, type_name: str | None, tags: dict[str
     parsed by the field's type, with the tag's default when X is unset."""
     if type_name != "time.Duration" and type_name not in _NUMERIC:
         return
-    for name_tag, default_tag in _ENV_TAGS:
+    catalog = getattr(walker, "catalog_full", None)
+    env_tags = catalog.file("knobs").get("knobs", {}).get("env_tags", ()) if catalog is not None else ()
+    for name_tag, default_tag in env_tags:  # catalog knobs.toml: name tag, default tag
         name = tags.get(name_tag, "").split(",")[0]
         if not name or not name.replace("_", "").isalnum():
             continue

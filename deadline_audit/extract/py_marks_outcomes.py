@@ -27,6 +27,7 @@ defined in the module is prefixed with the module (`sym:py:<module>.<Name>`).
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 
 from deadline_audit.extract.outcome_records import work_noun, worth_recording
@@ -37,7 +38,6 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WORD = re.compile(r"[A-Za-z]+")
 _MAX_OUTCOMES = 6
 # Calls of a try body that only waits for a permit before the work starts.
-_PERMIT_WAIT = frozenset({"acquire", "wait_for", "timeout", "timeout_at", "fail_after", "move_on_after"})
 
 
 def register(ctx: MarkContext, walker: Walker):
@@ -215,9 +215,10 @@ class _State:
         return out[:12]
 
 
-_BUILTINS = frozenset({"TimeoutError", "Exception", "BaseException", "ConnectionError", "OSError",
-                       "ValueError", "RuntimeError", "KeyError", "LookupError", "PermissionError",
-                       "FileNotFoundError", "NotImplementedError", "CancelledError"})
+# Names every module sees without an import: the builtin exception types (and asyncio's
+# CancelledError, named bare after `from asyncio import CancelledError` is resolved by imports).
+_BUILTINS = frozenset(name for name, value in vars(builtins).items()
+                      if isinstance(value, type) and issubclass(value, BaseException)) | {"CancelledError"}
 
 
 class _Function:
@@ -353,10 +354,13 @@ class _Function:
         self.add("match", node, branches)
 
     def try_(self, node: ast.Try) -> None:
-        fallbacks = set(self.s.ctx.catalog.file("outcomes").get("catch_all_python", ()))
+        cat = self.s.ctx.catalog.file("outcomes")
+        fallbacks = set(cat.get("catch_all_python", ()))
         called = {_callee_name(n.func).rsplit(".", 1)[-1] for st in node.body for n in ast.walk(st)
                   if isinstance(n, ast.Call)}
-        permit = "acquire" in called and called <= _PERMIT_WAIT  # `await sem.acquire()` under a timeout
+        acquires = set(cat.get("permit_methods_python", ()))
+        # `await sem.acquire()`, alone or under a timeout scope: a wait before the work starts
+        permit = bool(called & acquires) and called <= acquires | set(cat.get("permit_scopes_python", ()))
         branches = []
         for h in node.handlers:
             types = [] if h.type is None else (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])
