@@ -505,6 +505,9 @@ class _Builder:
         clamps: list[Clamp] = []
         fallbacks: list[Fallback] = []
         seen: set[tuple] = set()
+        spec = self.g.catalog.file("wire").get("wire", {})
+        clamp_calls = set(spec.get("clamp_calls", ()))  # math.Min(x, MAX)
+        first_nonzero_calls = set(spec.get("first_nonzero_calls", ()))  # cmp.Or(x, D)
         for path, function, sub, span in self.nodes("op", "call", "or"):
             if function is None or _is_test(path):
                 continue
@@ -521,12 +524,12 @@ class _Builder:
             elif k == "call":
                 name = (sub.get("fn") or {}).get("name")
                 args = sub.get("args") or []
-                if name == "math.Min" and len(args) == 2:
+                if name in clamp_calls and len(args) == 2:
                     pair = self._split_bound(args, path)
                     if pair:
-                        clamps.append(Clamp(function, path, loc, pair[0], pair[1], "math.Min"))
-                elif name == "cmp.Or" and len(args) >= 2:
-                    fallbacks.append(Fallback(function, path, loc, args[0], args[-1], "zero", "cmp.Or"))
+                        clamps.append(Clamp(function, path, loc, pair[0], pair[1], name))
+                elif name in first_nonzero_calls and len(args) >= 2:
+                    fallbacks.append(Fallback(function, path, loc, args[0], args[-1], "zero", name))
                 elif (sub.get("fn") or {}).get("name") == "get" and (sub.get("fn") or {}).get("k") == "method" \
                         and len(args) == 2 and args[0].get("k") == "str" and self.g.lang.get(path) != "go":
                     fallbacks.append(Fallback(function, path, loc, sub, args[1], "absent", "get"))
