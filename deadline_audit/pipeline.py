@@ -44,25 +44,49 @@ class ExtractJob:
     go_module: str | None = None  # Go: the go.mod module path
 
 
+@dataclass
+class Inputs:
+    """What a run reads, before anything is parsed: the files, where each sits, and each
+    one's fact-cache key (content hash) when the cache is on."""
+
+    files: list[SourceFile]
+    errors: list[InputError]
+    planned: list[ExtractJob]
+    catalog: Catalog
+    cache: FactCache | None
+    keys: dict[int, str]
+    seconds: float
+
+
 def build(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
           progress: bool = False) -> Build:
     # facts and the graph are long-lived and acyclic in practice: no cyclic GC while they grow
     with collector_paused():
-        return _build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
+        return _build(gather(paths, config, use_cache=use_cache), config, jobs=jobs, progress=progress)
 
 
-def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, progress: bool) -> Build:
-    timings: dict[str, float] = {}
+def gather(paths: list[Path], config: Config, *, use_cache: bool) -> Inputs:
     t0 = time.perf_counter()
     files, errors = discover(paths, config)
     files = _with_explicit_env_files(files, config)
-    timings["discover"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
     catalog = load_catalog(config.catalog)
-    jobs_list = _plan_jobs(files)
+    planned = _plan_jobs(files)
     cache = FactCache(config.root / config.cache_dir, catalog.fingerprint) if use_cache else None
-    facts = _extract_all(jobs_list, catalog, cache, jobs=jobs, progress=progress)
+    keys: dict[int, str] = {}
+    if cache is not None:
+        for i, job in enumerate(planned):
+            key = cache.key(job)
+            if key is not None:
+                keys[i] = key
+    return Inputs(files, errors, planned, catalog, cache, keys, time.perf_counter() - t0)
+
+
+def _build(inputs: Inputs, config: Config, *, jobs: int, progress: bool) -> Build:
+    timings: dict[str, float] = {"discover": inputs.seconds}
+    errors = list(inputs.errors)
+    t0 = time.perf_counter()
+    catalog = inputs.catalog
+    facts = _extract_all(inputs.planned, catalog, inputs.cache, inputs.keys, jobs=jobs, progress=progress)
     _assign_env_roles(facts, config)
     timings["extract"] = time.perf_counter() - t0
 
@@ -85,7 +109,7 @@ def _build(paths: list[Path], config: Config, *, jobs: int, use_cache: bool, pro
         graph=graph,
         facts=facts,
         errors=errors,
-        files_scanned=len(files),
+        files_scanned=len(inputs.files),
         lines_scanned=sum(f.lines for f in facts),
         phase_seconds=timings,
     )
@@ -124,26 +148,73 @@ def _run_checks(result: Build, config: Config) -> list[Finding]:
 def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
             progress: bool = False) -> AnalysisResult:
     started = time.perf_counter()
-    result = build(paths, config, jobs=jobs, use_cache=use_cache, progress=progress)
-    t0 = time.perf_counter()
-    raw = run_checks(result, config)
-    result.phase_seconds["checks"] = time.perf_counter() - t0
+    inputs = gather(paths, config, use_cache=use_cache)
+    runs, key = _run_cache(inputs, config)
+    entry = runs.get(key) if runs is not None and key is not None else None
+    if entry is not None:  # nothing the findings depend on changed since the last run
+        raw, errors, lines, internal_errors = entry.findings, inputs.errors + entry.errors, entry.lines_scanned, 0
+        inventory = entry.inventory if entry.inventory is not None else _rebuilt_inventory(paths, config, jobs)
+    else:
+        with collector_paused():
+            result = _build(inputs, config, jobs=jobs, progress=progress)
+        t0 = time.perf_counter()
+        raw = run_checks(result, config)
+        result.phase_seconds["checks"] = time.perf_counter() - t0
+        errors, lines, internal_errors = result.errors, result.lines_scanned, result.internal_errors
+        inventory = _inventory(result, config)
+        if runs is not None and key is not None and not internal_errors:
+            from deadline_audit.run_cache import RunEntry
+
+            entry = RunEntry(findings=raw, errors=errors[len(inputs.errors):], lines_scanned=lines)
+            runs.put(key, entry)
+            inventory = _remembered(inventory, runs, key, entry)
 
     from deadline_audit.postprocess import finalize, make_line_reader
 
     findings, suppressed = finalize(raw, config, make_line_reader())
     summary = Summary(
-        files_scanned=result.files_scanned,
-        lines_scanned=result.lines_scanned,
+        files_scanned=len(inputs.files),
+        lines_scanned=lines,
         findings=len(findings),
         suppressed=suppressed,
         elapsed_s=round(time.perf_counter() - started, 3),
-        internal_errors=result.internal_errors,
+        internal_errors=internal_errors,
     )
     for finding in findings:
         summary.by_rule[finding.rule_id] = summary.by_rule.get(finding.rule_id, 0) + 1
-    return AnalysisResult(findings=findings, errors=result.errors, summary=summary,
-                          inventory=_inventory(result, config))
+    return AnalysisResult(findings=findings, errors=errors, summary=summary, inventory=inventory)
+
+
+def _run_cache(inputs: Inputs, config: Config):
+    """The whole-run cache and this run's key in it (None, None without the fact cache, or
+    when a file could not even be read: its error must come from a fresh extraction)."""
+    if inputs.cache is None or len(inputs.keys) != len(inputs.planned):
+        return None, None
+    from deadline_audit.run_cache import RunCache, run_key
+
+    key = run_key(config, inputs.catalog.fingerprint,
+                  [(job.display, job.kind, inputs.keys[i]) for i, job in enumerate(inputs.planned)])
+    return RunCache(config.root / config.cache_dir), key
+
+
+def _remembered(build_inventory, runs, key: str, entry):
+    """The lazy inventory of a fresh run, saved with its run entry once built, so a warm
+    JSON run needs no graph either."""
+    def inventory():
+        built = build_inventory()
+        if built is not None:
+            entry.inventory = built
+            runs.put(key, entry)
+        return built
+    return inventory
+
+
+def _rebuilt_inventory(paths: list[Path], config: Config, jobs: int):
+    """A cached run saved before any reporter asked for the inventory: build it (from the
+    fact cache) only if one asks now."""
+    def inventory():
+        return knob_inventory(build(paths, config, jobs=jobs), config.rule_options.get("DA501", {}))
+    return inventory
 
 
 def _inventory(result: Build, config: Config):
@@ -288,21 +359,17 @@ def _import_extractors(kinds: set[str]) -> None:
         import deadline_audit.extract.python  # noqa: F401
 
 
-def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | None, *,
+def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | None, keys: dict[int, str], *,
                  jobs: int, progress: bool) -> list[FileFacts]:
     results: list[FileFacts | None] = [None] * len(planned)
     todo: list[int] = []
-    keys: dict[int, str] = {}
     for i, job in enumerate(planned):
-        if cache is not None:
-            key = cache.key(job)
-            if key is not None:
-                keys[i] = key
-                hit = cache.get(key)
-                if hit is not None:
-                    hit.path = job.display
-                    results[i] = hit
-                    continue
+        if cache is not None and i in keys:
+            hit = cache.get(keys[i])
+            if hit is not None:
+                hit.path = job.display
+                results[i] = hit
+                continue
         todo.append(i)
     todo_to_write = todo
     if jobs > 1 and len(todo) > 8:

@@ -57,3 +57,65 @@ def test_no_cache_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     pipeline.analyse([root], load_config([root]), use_cache=False)
     assert not (root / ".deadline-audit-cache").exists()
+
+
+# -- the whole-run cache (run_cache.py) ---------------------------------------------------
+
+def copy_demo(tmp_path, monkeypatch):
+    root = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", root, ignore=shutil.ignore_patterns(".deadline-audit-cache"))
+    monkeypatch.chdir(tmp_path)
+    return root
+
+
+def forbid_graph(monkeypatch):
+    def no_graph(*args, **kwargs):
+        raise AssertionError("the graph was built although nothing changed")
+
+    monkeypatch.setattr(pipeline, "_build", no_graph)
+
+
+def test_unchanged_tree_reuses_the_last_run_whole(tmp_path, monkeypatch):
+    root = copy_demo(tmp_path, monkeypatch)
+    cold = pipeline.analyse([root], load_config([root]), use_cache=True)
+    cold_inventory = cold.knob_inventory()
+    assert len(list((root / ".deadline-audit-cache" / "runs").glob("*.json"))) == 1
+    forbid_graph(monkeypatch)
+    warm = pipeline.analyse([root], load_config([root]), use_cache=True)
+    assert warm.findings == cold.findings  # locations, flow, evidence and fingerprints alike
+    assert warm.errors == cold.errors
+    assert warm.summary.lines_scanned == cold.summary.lines_scanned
+    assert warm.summary.files_scanned == cold.summary.files_scanned
+    assert warm.knob_inventory() == cold_inventory  # saved with the entry once JSON asked
+
+
+def test_any_input_or_option_change_is_a_fresh_analysis(tmp_path, monkeypatch):
+    root = copy_demo(tmp_path, monkeypatch)
+    before = run(root)
+    assert [f[:3] for f in before if f[0] == "DA502"] == [("DA502", "demo/engine/config/.env", 1)]
+    (root / "engine" / "config" / ".env").write_text("MODEL_TIMEOUT=120s\n", encoding="utf-8")  # drift fixed
+    after = run(root)
+    assert not [f for f in after if f[0] == "DA502"]
+    assert [f for f in after if f[0] == "DA101"] and len(after) == len(before) - 1
+    only_da101 = load_config([root]).with_overrides(select=["DA101"])
+    selected = pipeline.analyse([root], only_da101, use_cache=True)
+    assert {f.rule_id for f in selected.findings} == {"DA101"}
+
+
+def test_damaged_run_entry_is_a_miss(tmp_path, monkeypatch):
+    root = copy_demo(tmp_path, monkeypatch)
+    cold = run(root)
+    for entry in (root / ".deadline-audit-cache" / "runs").glob("*.json"):
+        entry.write_text('{"findings": [{"rule_id": "DA101"}]', encoding="utf-8")
+    assert run(root) == cold
+
+
+def test_suppression_added_on_a_warm_tree_is_honoured(tmp_path, monkeypatch):
+    root = copy_demo(tmp_path, monkeypatch)
+    cold = run(root)
+    rule, path, line, _ = next(f for f in cold if f[0] == "DA502")
+    env = tmp_path / path
+    lines = env.read_text(encoding="utf-8").splitlines()
+    lines[line - 1] += f"  # deadline-audit: ignore[{rule}]"
+    env.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [f for f in run(root) if f[0] == "DA502"] == []
