@@ -39,6 +39,9 @@ def tokens(name: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(name)]
 
 
+_UNSEEN = object()
+
+
 class TerminalWrites:
     def __init__(self, catalog, graph: "TimeoutGraph | None" = None) -> None:
         data = catalog.file("terminal_writes")
@@ -63,6 +66,7 @@ class TerminalWrites:
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
         self.graph = graph
         self._writer: dict[str, bool] = {}
+        self._name_shapes: dict[str, tuple | None] = {}
         self._calls: dict[tuple[int, str | None], bool] = {}  # facts live as long as the graph
         self._active: set[str] = set()
 
@@ -94,18 +98,18 @@ class TerminalWrites:
 
     def by_name(self, call: CallFact, path: str | None = None) -> bool:
         name = self.name_of(call)
-        name_tokens = tokens(name)
-        if not name_tokens or name in self.never_methods or self.never & set(name_tokens):
+        shape = self._name_shapes.get(name, _UNSEEN)
+        if shape is _UNSEEN:
+            shape = self._name_shapes[name] = self._name_shape(name)
+        if shape is None:
             return False
+        name_tokens, finishing, stating, verbs = shape
         receiver = self._receiver_tokens(call.callee) + self._type_tokens(call, path)
         if self.never_receivers & set(receiver):
             return False
         if any(a.get("k") == "str" and a.get("v", "").lower() in self.never_states
                for a in list(call.args) + list(call.kw.values())):
             return False
-        finishing = any(self.verb(t, self.finish) for t in name_tokens)
-        stating = any(self.verb(t, self.state_verbs) for t in name_tokens)
-        verbs = [i for i, t in enumerate(name_tokens) if self.verb(t, self.finish | self.state_verbs)]
         if verbs and any(t in self.final_words for i, t in enumerate(name_tokens) if i > verbs[0]):
             return True  # PersistFinalStatus, record_outcome: the verb, then the final word
         if verbs and any(t in self.final_states for i, t in enumerate(name_tokens) if i > verbs[0]) \
@@ -124,6 +128,20 @@ class TerminalWrites:
         if finishing:
             return True
         return stating and any(self._noun(t, self.state_nouns) for t in name_tokens)
+
+    def _name_shape(self, name: str) -> tuple[list[str], bool, bool, list[int]] | None:
+        """What the name alone says (memoised per name: the same few hundred names are
+        called tens of thousands of times): None when it cannot name a terminal write —
+        no tokens, a never-word, or no finishing or state verb (every path below needs one)."""
+        name_tokens = tokens(name)
+        if not name_tokens or name in self.never_methods or self.never & set(name_tokens):
+            return None
+        verbs = [i for i, t in enumerate(name_tokens) if self.verb(t, self.finish | self.state_verbs)]
+        if not verbs:
+            return None
+        finishing = any(self.verb(t, self.finish) for t in name_tokens)
+        stating = any(self.verb(t, self.state_verbs) for t in name_tokens)
+        return name_tokens, finishing, stating, verbs
 
     def noun(self, call: CallFact, path: str | None = None) -> str:
         """The unit of work the write is about, for messages ("run", "job")."""
