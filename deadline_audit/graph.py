@@ -875,23 +875,40 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
                 break
         return dotted
 
-    def canon(value: str) -> str:
-        if value.startswith("sym:py:"):
-            return "sym:py:" + reexported(canon_dotted(value[7:]))
-        if value.startswith("py:"):
-            return "py:" + reexported(canon_dotted(value[3:]))
-        return value
+    canonical: dict[str, str] = {}  # the same few thousand names recur across all exprs
 
-    def fix(expr):
-        if isinstance(expr, dict):
-            for key, value in expr.items():
-                if key in ("sym", "type") and isinstance(value, str):
-                    expr[key] = canon(value)
-                elif isinstance(value, (dict, list)):
-                    fix(value)
-        elif isinstance(expr, list):
-            for item in expr:
-                fix(item)
+    def canon(value: str) -> str:
+        found = canonical.get(value)
+        if found is None:
+            if value.startswith("sym:py:"):
+                found = "sym:py:" + reexported(canon_dotted(value[7:]))
+            elif value.startswith("py:"):
+                found = "py:" + reexported(canon_dotted(value[3:]))
+            else:
+                found = value
+            canonical[value] = found
+        return found
+
+    def fix(expr) -> None:
+        # iterative: one pass over every expression of the tree, nested to any depth
+        stack = [expr]
+        pop, push = stack.pop, stack.append
+        while stack:
+            item = pop()
+            if item.__class__ is dict:
+                for key, value in item.items():
+                    cls = value.__class__
+                    if cls is str:
+                        if key == "sym" or key == "type":
+                            fixed = canon(value)
+                            if fixed is not value:
+                                item[key] = fixed
+                    elif cls is dict or cls is list:
+                        push(value)
+            elif item.__class__ is list:
+                for value in item:
+                    if value.__class__ is dict or value.__class__ is list:
+                        push(value)
 
     for f in facts:
         if f.kind != "python":
