@@ -53,7 +53,8 @@ class FactCache:
         except (OSError, ValueError, TypeError, KeyError):
             return None  # a missing or damaged entry is a miss, never an error
 
-    def put(self, key: str, facts: FileFacts) -> None:
+    def put(self, key: str, facts: FileFacts, text: str | None = None) -> None:
+        """`text`: `to_json(facts)` when the caller has it already."""
         if any(p.message.startswith("internal error") for p in facts.problems):
             return  # an extractor failure is not a property of the file: retry next run
         target = self._file(key)
@@ -64,7 +65,7 @@ class FactCache:
                 ignore.write_text("*\n", encoding="utf-8")
             fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(to_json(facts))
+                fh.write(text if text is not None else to_json(facts))
             os.replace(tmp, target)  # atomic: parallel runs never read half an entry
         except OSError:
             pass  # a read-only tree still gets analysed, just without a cache

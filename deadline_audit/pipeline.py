@@ -15,7 +15,7 @@ from deadline_audit.collector import collector_paused
 from deadline_audit.config import RULE_IDS, Config
 from deadline_audit.discovery import SourceFile, discover
 from deadline_audit.extract_cache import FactCache
-from deadline_audit.facts import FileFacts, InputProblem
+from deadline_audit.facts import FileFacts, InputProblem, from_json, to_json
 from deadline_audit.findings import AnalysisResult, Finding, InputError, Summary
 
 
@@ -339,15 +339,17 @@ def _init_worker(catalog: Catalog, cache: FactCache | None) -> None:
     _worker_state = (catalog, cache)
 
 
-def _extract_in_worker(job: ExtractJob, key: str | None) -> FileFacts:
+def _extract_in_worker(job: ExtractJob, key: str | None) -> str:
     """Extract, and write the cache entry here: serialising facts is a share of the work
-    worth spreading over the workers too."""
+    worth spreading over the workers too. The facts go back to the parent as that same
+    JSON (one serialisation for both, instead of JSON for the cache plus a pickle)."""
     assert _worker_state is not None
     catalog, cache = _worker_state
     facts = extract_one(job, catalog)
+    text = to_json(facts)
     if cache is not None and key is not None:
-        cache.put(key, facts)
-    return facts
+        cache.put(key, facts, text)
+    return text
 
 
 def _import_extractors(kinds: set[str]) -> None:
@@ -380,8 +382,8 @@ def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache |
                                  initargs=(catalog, cache)) as pool:
             done = pool.map(_extract_in_worker, [planned[i] for i in todo], [keys.get(i) for i in todo],
                             chunksize=8)
-            for i, facts in zip(todo, done):
-                results[i] = facts
+            for i, text in zip(todo, done):
+                results[i] = from_json(text)
         todo_to_write = []  # the workers wrote their cache entries
     elif progress and len(todo) > 200:
         # a large tree on a terminal: show where extraction is (stderr, never stdout)
