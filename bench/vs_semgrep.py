@@ -12,8 +12,9 @@ its default options:
   --disable-version-check COPY`: pattern rules for the sites deadline-audit extracts
   (transport deadlines, context deadlines, lease timers and renewals, env reads).
 
-After the pairs: deadline-audit warm (nothing changed) and warm with one source file
-changed. Printed: median wall seconds, the median of the pair-by-pair ratios
+After the pairs: deadline-audit warm (nothing changed), warm with one source file
+changed (a comment appended at its end) and warm with a line inserted at the top of that
+file (every fact of the file moves: the graph and all checks run again). Printed: median wall seconds, the median of the pair-by-pair ratios
 semgrep / deadline-audit (> 1: deadline-audit is faster), CPU seconds, peak RSS.
 semgrep is not a project dependency: install it into its own virtualenv, e.g.
 `python3 -m venv /tmp/semgrep-venv && /tmp/semgrep-venv/bin/pip install semgrep==1.185.0`.
@@ -98,12 +99,18 @@ def main() -> None:
             pairs = [(da_cold(), timed(sg, copy)) for _ in range(args.runs)]
             warm = [timed(da, copy) for _ in range(args.runs)]
             changed_file = one_source_file(copy)
-            changed = []
+            changed, shifted = [], []
             for i in range(args.runs):
                 if changed_file is not None:
                     with changed_file.open("a", encoding="utf-8") as fh:
                         fh.write(f"\n// bench edit {i}\n" if changed_file.suffix == ".go" else f"\n# bench edit {i}\n")
                 changed.append(timed(da, copy))
+            for i in range(args.runs):
+                if changed_file is not None:  # a line on top: every fact of the file moves
+                    comment = "//" if changed_file.suffix == ".go" else "#"
+                    changed_file.write_text(f"{comment} bench edit on top {i}\n" + changed_file.read_text(encoding="utf-8"),
+                                            encoding="utf-8")
+                shifted.append(timed(da, copy))
             go, py = source_lines(copy)
             med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
             rows.append({
@@ -111,17 +118,18 @@ def main() -> None:
                 "da_s": med([a for a, _ in pairs], "wall"), "sg_s": med([b for _, b in pairs], "wall"),
                 "ratio": statistics.median(b["wall"] / a["wall"] for a, b in pairs),
                 "da_cpu": med([a for a, _ in pairs], "cpu"), "sg_cpu": med([b for _, b in pairs], "cpu"),
-                "warm_s": med(warm, "wall"), "changed_s": med(changed, "wall"),
+                "warm_s": med(warm, "wall"), "changed_s": med(changed, "wall"), "shifted_s": med(shifted, "wall"),
             })
 
     print(f"cores usable: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}, "
           f"{args.runs} alternating pairs per tree, medians")
     print("| tree | Go lines | Python lines | deadline-audit cold s | semgrep s | semgrep / deadline-audit "
-          "| CPU s (da / semgrep) | warm s | one file changed s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| CPU s (da / semgrep) | warm s | one file changed s | one file, lines shifted s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['tree']} | {r['go_lines']:,} | {r['py_lines']:,} | {r['da_s']:.2f} | {r['sg_s']:.2f} "
-              f"| {r['ratio']:.2f} × | {r['da_cpu']:.1f} / {r['sg_cpu']:.1f} | {r['warm_s']:.2f} | {r['changed_s']:.2f} |")
+              f"| {r['ratio']:.2f} × | {r['da_cpu']:.1f} / {r['sg_cpu']:.1f} | {r['warm_s']:.2f} | {r['changed_s']:.2f} "
+              f"| {r['shifted_s']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -149,8 +150,14 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
             progress: bool = False) -> AnalysisResult:
     started = time.perf_counter()
     inputs = gather(paths, config, use_cache=use_cache)
-    runs, key = _run_cache(inputs, config)
-    entry = runs.get(key) if runs is not None and key is not None else None
+    runs, settings, key = _run_cache(inputs, config)
+    entry = None
+    if runs is not None:
+        entry = runs.get(key)
+        if entry is None:
+            entry = _same_facts(inputs, runs.latest(settings))
+            if entry is not None:
+                runs.put(key, entry, settings)
     if entry is not None:  # nothing the findings depend on changed since the last run
         raw, errors, lines, internal_errors = entry.findings, inputs.errors + entry.errors, entry.lines_scanned, 0
         inventory = entry.inventory if entry.inventory is not None else _rebuilt_inventory(paths, config, jobs)
@@ -165,8 +172,9 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
         if runs is not None and key is not None and not internal_errors:
             from deadline_audit.run_cache import RunEntry
 
-            entry = RunEntry(findings=raw, errors=errors[len(inputs.errors):], lines_scanned=lines)
-            runs.put(key, entry)
+            entry = RunEntry(findings=raw, errors=errors[len(inputs.errors):], lines_scanned=lines,
+                             inputs=_input_keys(inputs))
+            runs.put(key, entry, settings)
             inventory = _remembered(inventory, runs, key, entry)
 
     from deadline_audit.postprocess import finalize, make_line_reader
@@ -186,15 +194,52 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
 
 
 def _run_cache(inputs: Inputs, config: Config):
-    """The whole-run cache and this run's key in it (None, None without the fact cache, or
-    when a file could not even be read: its error must come from a fresh extraction)."""
+    """The whole-run cache, the key of this run's settings and of the run itself (all
+    None without the fact cache, or when a file could not even be read: its error must
+    come from a fresh extraction)."""
     if inputs.cache is None or len(inputs.keys) != len(inputs.planned):
-        return None, None
-    from deadline_audit.run_cache import RunCache, run_key
+        return None, None, None
+    from deadline_audit.run_cache import RunCache, run_key, settings_key
 
-    key = run_key(config, inputs.catalog.fingerprint,
-                  [(job.display, job.kind, inputs.keys[i]) for i, job in enumerate(inputs.planned)])
-    return RunCache(config.root / config.cache_dir), key
+    settings = settings_key(config, inputs.catalog.fingerprint)
+    key = run_key(settings, [(job.display, job.kind, inputs.keys[i]) for i, job in enumerate(inputs.planned)])
+    return RunCache(config.root / config.cache_dir), settings, key
+
+
+def _input_keys(inputs: Inputs) -> dict[str, str]:
+    return {job.display: inputs.keys[i] for i, job in enumerate(inputs.planned)}
+
+
+MAX_REEXAMINED = 32  # more changed files than this (a branch switch): analyse afresh
+
+
+def _same_facts(inputs: Inputs, previous):
+    """The last run's answer still holds when the files that changed since then yield the
+    same facts as before (a comment, a docstring word, spacing within a line): findings
+    are a function of the facts, never of the text around them. Line counts may differ:
+    they only feed `lines_scanned`. None when anything else differs."""
+    if previous is None or inputs.cache is None:
+        return None
+    now = _input_keys(inputs)
+    if now.keys() != previous.inputs.keys():
+        return None  # a file added or removed
+    changed = [(i, job) for i, job in enumerate(inputs.planned) if previous.inputs[job.display] != now[job.display]]
+    if not changed or len(changed) > MAX_REEXAMINED:
+        return None
+    lines = previous.lines_scanned
+    for i, job in changed:
+        before = inputs.cache.get(previous.inputs[job.display])
+        if before is None:
+            return None
+        after = inputs.cache.get(now[job.display])
+        if after is None:
+            after = extract_one(job, inputs.catalog)
+            inputs.cache.put(now[job.display], after)  # the full build that may follow reuses it
+        before.path = after.path = job.display
+        if dataclasses.replace(before, lines=0) != dataclasses.replace(after, lines=0):
+            return None
+        lines += after.lines - before.lines
+    return dataclasses.replace(previous, lines_scanned=lines, inputs=now)
 
 
 def _remembered(build_inventory, runs, key: str, entry):

@@ -5,7 +5,9 @@ The fact cache (extract_cache.py) spares the parse of unchanged files, but the g
 every check still run over all facts, because a finding spans files. Their result is a
 function of the set of inputs (each file's place and content hash), the configuration, the
 catalog and the tool's own code; when all of these are the same as the last run's, the
-last run's raw findings are the answer. Postprocessing (suppression comments, baselines,
+last run's raw findings are the answer. When only a few files changed and each yields
+the same facts as before (a comment, a docstring, spacing within a line), the answer
+holds too (`pipeline._same_facts`). Postprocessing (suppression comments, baselines,
 severities, fingerprints) always runs fresh on top: it reads the sources and the options
 of this invocation.
 
@@ -44,11 +46,17 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def run_key(config: Any, catalog_fingerprint: str, inputs: list[tuple[str, str, str]]) -> str:
-    """`inputs`: (display path, kind, fact-cache key) for every planned file, in order."""
+def settings_key(config: Any, catalog_fingerprint: str) -> str:
+    """Everything but the inputs: the tool's code and version, the catalog, the options."""
     digest = hashlib.sha256()
     digest.update(f"{ENTRY_VERSION}|{__version__}|{catalog_fingerprint}|{_code_fingerprint()}|".encode())
     digest.update(json.dumps(dataclasses.asdict(config), sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def run_key(settings: str, inputs: list[tuple[str, str, str]]) -> str:
+    """`inputs`: (display path, kind, fact-cache key) for every planned file, in order."""
+    digest = hashlib.sha256(settings.encode())
     for display, kind, key in inputs:
         digest.update(f"\0{display}\0{kind}\0{key}".encode())
     return digest.hexdigest()
@@ -60,6 +68,7 @@ class RunEntry:
     errors: list[InputError]  # from extraction and the graph (discovery's are re-made)
     lines_scanned: int
     inventory: list[dict] | None = None  # only once a reporter asked for it
+    inputs: dict[str, str] = dataclasses.field(default_factory=dict)  # display path -> fact-cache key
 
 
 class RunCache:
@@ -77,16 +86,29 @@ class RunCache:
                 errors=[InputError(**e) for e in data["errors"]],
                 lines_scanned=int(data["lines_scanned"]),
                 inventory=data.get("inventory"),
+                inputs={str(k): str(v) for k, v in data.get("inputs", {}).items()},
             )
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None  # missing or damaged: a miss, never an error
 
-    def put(self, key: str, entry: RunEntry) -> None:
+    def latest(self, settings: str) -> RunEntry | None:
+        """The last run made with these settings, whatever its inputs were."""
+        try:
+            key = self._pointer(settings).read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        return self.get(key) if key.isalnum() else None
+
+    def _pointer(self, settings: str) -> Path:
+        return self.folder / f"latest-{settings[:32]}"
+
+    def put(self, key: str, entry: RunEntry, settings: str | None = None) -> None:
         data = {
             "findings": [dataclasses.asdict(f) for f in entry.findings],
             "errors": [dataclasses.asdict(e) for e in entry.errors],
             "lines_scanned": entry.lines_scanned,
             **({"inventory": entry.inventory} if entry.inventory is not None else {}),
+            "inputs": entry.inputs,
         }
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -94,6 +116,11 @@ class RunCache:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh, separators=(",", ":"))
             os.replace(tmp, self._file(key))  # atomic: a parallel run never reads half an entry
+            if settings is not None:
+                fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(key)
+                os.replace(tmp, self._pointer(settings))
             self._prune()
         except (OSError, TypeError, ValueError):
             pass  # a read-only tree is still analysed, just not remembered
@@ -102,9 +129,10 @@ class RunCache:
     def _prune(self) -> None:
         """Keep the few latest answers (a tree and its `--new-from-rev` base, a branch
         switched back and forth), not one per run ever made."""
-        entries = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in entries[KEEP:]:
-            old.unlink(missing_ok=True)
+        for pattern in ("*.json", "latest-*"):
+            entries = sorted(self.folder.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in entries[KEEP:]:
+                old.unlink(missing_ok=True)
 
 
 def _location(data: dict | None) -> Location | None:

@@ -119,3 +119,37 @@ def test_suppression_added_on_a_warm_tree_is_honoured(tmp_path, monkeypatch):
     lines[line - 1] += f"  # deadline-audit: ignore[{rule}]"
     env.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert [f for f in run(root) if f[0] == "DA502"] == []
+
+
+def test_edit_that_leaves_every_fact_alone_reuses_the_findings(tmp_path, monkeypatch):
+    root = copy_demo(tmp_path, monkeypatch)
+    cold = pipeline.analyse([root], load_config([root]), use_cache=True)
+    llm = root / "service" / "service" / "llm.py"
+    llm.write_text(llm.read_text(encoding="utf-8") + "\n# tuned for the batch window\n\n", encoding="utf-8")
+    forbid_graph(monkeypatch)
+    warm = pipeline.analyse([root], load_config([root]), use_cache=True)
+    assert warm.findings == cold.findings
+    assert warm.summary.lines_scanned == cold.summary.lines_scanned + 3  # a blank, the comment, a blank
+
+
+def test_suppression_comment_on_an_unchanged_tree_of_facts_is_honoured(tmp_path, monkeypatch):
+    root = copy_demo(tmp_path, monkeypatch)
+    cold = run(root)
+    assert ("DA101", "demo/service/service/llm.py", 12) in [f[:3] for f in cold]
+    llm = root / "service" / "service" / "llm.py"
+    lines = llm.read_text(encoding="utf-8").splitlines()
+    lines[11] += "  # deadline-audit: ignore[DA101] the worker's lease is renewed"
+    llm.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    forbid_graph(monkeypatch)  # the facts are the same: only the post-processing differs
+    assert ("DA101", "demo/service/service/llm.py", 12) not in [f[:3] for f in run(root)]
+
+
+def test_edit_that_moves_facts_is_analysed_afresh(tmp_path, monkeypatch):
+    root = copy_demo(tmp_path, monkeypatch)
+    cold = run(root)
+    llm = root / "service" / "service" / "llm.py"
+    llm.write_text("# a line on top moves every fact below it\n" + llm.read_text(encoding="utf-8"), encoding="utf-8")
+    moved = run(root)
+    assert ("DA101", "demo/service/service/llm.py", 13) in [f[:3] for f in moved]
+    assert [f for f in moved if f[1] != "demo/service/service/llm.py"] == \
+        [f for f in cold if f[1] != "demo/service/service/llm.py"]
