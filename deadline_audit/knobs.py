@@ -283,10 +283,13 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
     keys_add = idx.config_keys.add
     walked: set = set()
     current = None
+    chains: dict[str | None, list[str]] = {}
     for top, path, function in _top_exprs(graph):
         if path != current:
             current, walked = path, set()
-        owners = _enclosing_chain(graph, function)
+        owners = chains.get(function)
+        if owners is None:
+            owners = chains[function] = _enclosing_chain(graph, function)
         for e in _walk(top, walked):
             k = e.get("k")
             if k == "env":

@@ -283,11 +283,16 @@ def _literal_types(roots: list[Any], found: set[str]) -> None:
         item, depth = stack.pop()
         if depth > 8:
             continue
-        if isinstance(item, dict):
+        cls = item.__class__
+        if cls is dict:
             if item.get("k") == "obj" and item.get("type"):
                 found.add(item["type"])
+            depth += 1
             for value in item.values():
-                if isinstance(value, (dict, list)):
-                    stack.append((value, depth + 1))
-        elif isinstance(item, list):
-            stack.extend((x, depth + 1) for x in item[:16])
+                if value.__class__ is dict or value.__class__ is list:
+                    stack.append((value, depth))
+        elif cls is list:
+            depth += 1
+            for x in item[:16]:
+                if x.__class__ is dict or x.__class__ is list:
+                    stack.append((x, depth))
