@@ -335,6 +335,11 @@ class _GoFile(GoExprs, GoTypes):
             rnode = node.child_by_field_name("receiver")
             self.decl(rsym, "param", rnode, type=rtype)
         self.function(node, fn)
+        # Indices were appended while iterating sets keyed by id(): sort them so the facts
+        # are the same on every run (the Python extractor sorts them too).
+        for f in self.fn_by_id.values():
+            f.fact.called_params.sort()
+            f.fact.timer_params.sort()
 
     def function(self, node: Any, fn: _Fn) -> None:
         fact = fn.fact
