@@ -11,13 +11,13 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-import tree_sitter_go as tsgo
-from tree_sitter import Language, Parser, Query, QueryCursor
+from tree_sitter import Parser
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.collector import collector_paused
-from deadline_audit.extract.go_marks import run_marker_passes
+from deadline_audit.extract.go_marks import MarkTree, run_marker_passes, shared_query
 from deadline_audit.extract.go_expr import _OPS, GoExprs
+from deadline_audit.extract.go_query import GO, FileMatches
 from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
 from deadline_audit.extract.go_text import (
     GoCatalog,
@@ -31,9 +31,9 @@ from deadline_audit.facts import Binding, Expr, FileFacts, FunctionFact, InputPr
 
 __all__ = ["extract_go", "extract_gomod"]
 
-GO = Language(tsgo.language())
 _PARSER = Parser(GO)
-_COMMENTS = Query(GO, "(comment) @c")
+# the extractor's own query group, run with the marker passes' groups (go_query.py)
+_QUERIES = {"extract.comments": "(comment) @c"}
 
 
 class _Fn:
@@ -161,7 +161,7 @@ class _GoFile(GoExprs, GoTypes):
                 self.do_imports(node)
         for node in top:
             self.prepass(node)
-        self.root = root
+        self.matches = FileMatches(shared_query(self.catalog_full, _QUERIES), root)
         self.comments: list[tuple[int, int]] | None = None  # lazy: see comment_ranges
         for node in top:
             t = node.type
@@ -176,7 +176,8 @@ class _GoFile(GoExprs, GoTypes):
         self.facts.env_names_read = list(self.env_names)
         self.facts.config_files_named = list(self.cfg_files)
         self.facts.config_keys_read = list(self.key_literals)
-        run_marker_passes(tree, self.src, self.facts, self.catalog_full)
+        run_marker_passes(MarkTree(root, self.matches, self.src, self.facts), self.src, self.facts,
+                          self.catalog_full)
         return self.facts
 
     def syntax_problem(self, root: Any) -> None:
@@ -388,8 +389,8 @@ class _GoFile(GoExprs, GoTypes):
     def comment_ranges(self) -> list[tuple[int, int]]:
         """(start, end) bytes of every comment, sorted; queried on first need only."""
         if self.comments is None:
-            self.comments = sorted((n.start_byte, n.end_byte) for n in
-                                   QueryCursor(_COMMENTS).captures(self.root).get("c", []))
+            self.comments = sorted((n.start_byte, n.end_byte) for caps in self.matches.get("extract.comments")
+                                   for n in caps["c"])
             self.comment_starts = [c[0] for c in self.comments]
         return self.comments
 

@@ -19,13 +19,9 @@ Method names for joins are catalog data (`terminal_writes.toml`, `[go] join_meth
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import Any
 
-from tree_sitter import Query, QueryCursor
-
 from deadline_audit.catalog import Catalog
-from deadline_audit.extract.go import GO
 from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.extract.go_text import Positions
 from deadline_audit.facts import FileFacts, FunctionFact
@@ -33,27 +29,29 @@ from deadline_audit.facts import FileFacts, FunctionFact
 _FUNCTIONS = ("function_declaration", "method_declaration", "func_literal")
 
 
-@cache
-def _query(join_methods: tuple[str, ...]) -> Query:
-    names = " ".join(f'"{n}"' for n in join_methods) or '"Wait"'
-    return Query(GO, f"""
+def queries(catalog: Catalog) -> dict[str, str]:
+    joins = tuple(catalog.file("terminal_writes").get("go", {}).get("join_methods", ("Wait",)))
+    names = " ".join(f'"{n}"' for n in joins) or '"Wait"'
+    return {"ctx": f"""
         (go_statement (call_expression) @go)
         (unary_expression operator: "<-" operand: (_) @operand) @recv
         (return_statement) @ret
         (if_statement condition: (_) @cond consequence: (block) @then)
         ((call_expression function: (selector_expression field: (field_identifier) @jm)) @join
          (#any-of? @jm {names}))
-    """)
+    """}
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if b"go " not in source and b"<-" not in source and b".Err()" not in source:
         return
-    joins = tuple(catalog.file("terminal_writes").get("go", {}).get("join_methods", ("Wait",)))
-    # py-tree-sitter 0.26 returns each capture list in no reliable order: sort by
-    # position so that markers (which wait joins a goroutine) are deterministic
-    caps = {name: sorted(nodes, key=lambda n: (n.start_byte, n.end_byte))
-            for name, nodes in QueryCursor(_query(joins)).captures(tree.root_node).items()}
+    # each capture list sorted by position so that markers (which wait joins a
+    # goroutine) are deterministic
+    found: dict[str, list[Any]] = {}
+    for match in tree.matches("ctx"):
+        for name, nodes in match.items():
+            found.setdefault(name, []).extend(nodes)
+    caps = {name: sorted(nodes, key=lambda n: (n.start_byte, n.end_byte)) for name, nodes in found.items()}
     pos = Positions(source)
     calls = {(c.span.line, c.span.column): c for c in facts.calls if c.in_go}
     functions = {(f.span.line, f.span.column): f for f in facts.functions}
@@ -142,7 +140,7 @@ class _DoneContexts:
     def ctx(self) -> GoMarkContext | None:
         """Built on first use: most files have no done context to report."""
         if self._ctx is None and self.calls:
-            self._ctx = GoMarkContext(self.tree.root_node, self.src, self.facts)
+            self._ctx = self.tree.context()
         return self._ctx
 
     def after_done(self, recv: Any, operand: Any) -> None:

@@ -21,13 +21,9 @@ Names and strings come from `rules/catalog/streams.toml` (`[go]`).
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from tree_sitter import Query, QueryCursor
-
 from deadline_audit.catalog import Catalog
-from deadline_audit.extract.go import GO
 from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.extract.go_text import unquote
 from deadline_audit.facts import FileFacts
@@ -35,16 +31,23 @@ from deadline_audit.facts import FileFacts
 _PREFILTER = (b"Flush", b"event-stream", b"Handle", b"SetWriteDeadline", b".Body", b'("/', b"Route(", b"Group(")
 
 
-@cache
-def _queries(names: tuple[str, ...]) -> tuple[Query, Query]:
-    any_of = " ".join(f'"{n}"' for n in names)
-    calls = Query(GO, f"""
+def _call_names(spec: dict) -> tuple[str, ...]:
+    return tuple(sorted({*spec.get("route_methods", ()), *spec.get("verb_route_methods", ()),
+                         *spec.get("subrouter_methods", ()), *spec.get("flush_methods", ()),
+                         *spec.get("lift_methods", ()), *spec.get("response_controller_funcs", ()),
+                         *spec.get("body_readers", ()), *spec.get("body_read_methods", ()),
+                         *spec.get("body_copy_funcs", ())}))
+
+
+def queries(catalog: Catalog) -> dict[str, str]:
+    any_of = " ".join(f'"{n}"' for n in _call_names(catalog.file("streams").get("go", {})))
+    calls = f"""
         ((call_expression
            function: (selector_expression operand: (_) @recv field: (field_identifier) @meth)
            arguments: (argument_list) @args) @call
          (#any-of? @meth {any_of}))
-    """)
-    other = Query(GO, """
+    """
+    other = """
         (type_assertion_expression type: (_) @atype) @assert
         (interpreted_string_literal) @str
         (short_var_declaration left: (expression_list . (identifier) @lhs)
@@ -55,8 +58,8 @@ def _queries(names: tuple[str, ...]) -> tuple[Query, Query]:
            left: (expression_list . (selector_expression operand: (_) @srv field: (field_identifier) @hfield))
            right: (expression_list . (_) @hval)) @hassign
          (#eq? @hfield "Handler"))
-    """)
-    return calls, other
+    """
+    return {"http.calls": calls, "http.other": other}
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
@@ -64,19 +67,14 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         return
     spec = catalog.file("streams").get("go", {})
     verb_routes, subrouters = set(spec.get("verb_route_methods", ())), set(spec.get("subrouter_methods", ()))
-    names = tuple(sorted({*spec.get("route_methods", ()), *verb_routes, *subrouters, *spec.get("flush_methods", ()),
-                          *spec.get("lift_methods", ()), *spec.get("response_controller_funcs", ()),
-                          *spec.get("body_readers", ()), *spec.get("body_read_methods", ()),
-                          *spec.get("body_copy_funcs", ())}))
-    calls_q, other_q = _queries(names)
-    ctx = GoMarkContext(tree.root_node, source, facts)
+    ctx = tree.context()
     per_fn: dict[str, dict[str, Any]] = {}
 
     def state(fn) -> dict[str, Any]:
         return per_fn.setdefault(fn.sym, {"fn": fn, "flush": None, "rc": False, "reads": []})
 
     producers: dict[tuple[str, str], Any] = {}
-    for _, caps in QueryCursor(other_q).matches(tree.root_node):
+    for caps in tree.matches("http.other"):
         if "assert" in caps:
             node = caps["assert"][0]
             if ctx.text(caps["atype"][0]) in spec.get("flusher_types", ()):
@@ -98,7 +96,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             if fn is not None:
                 producers[(fn.sym, ctx.text(caps["lhs"][0]))] = caps["rhs"][0]
 
-    for _, caps in QueryCursor(calls_q).matches(tree.root_node):
+    for caps in tree.matches("http.calls"):
         call, recv, meth = caps["call"][0], caps["recv"][0], ctx.text(caps["meth"][0])
         fn = ctx.function_at(call)
         if fn is None:

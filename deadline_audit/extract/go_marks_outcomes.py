@@ -47,7 +47,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     cat = catalog.file("outcomes")
     nouns = set(cat.get("work_nouns", ()))
     permit_pattern = _permit_pattern(cat)
-    ctx = GoMarkContext(tree.root_node, source, facts)
+    ctx = tree.context()
     tables = _map_tables(tree.root_node, ctx)
     for decl in tree.root_node.named_children:
         if decl.type not in _FUNCS:

@@ -19,24 +19,27 @@ import bisect
 from fnmatch import fnmatchcase
 from typing import Any
 
-from tree_sitter import Query, QueryCursor
-
 from deadline_audit.catalog import Catalog
-from deadline_audit.extract.go import GO
 from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.facts import FileFacts
 
 _PREFILTER = (b"time.", b"Expire", b"KeepAlive", b"Heartbeat", b"Renew", b"renew")
-_CALLS = Query(GO, """
-    (call_expression function: (selector_expression operand: (_) @recv field: (field_identifier) @name)
-                     arguments: (argument_list) @args) @call
-""")
-_LOOPS = Query(GO, """
-    (for_statement) @loop
-    ((unary_expression operator: "<-"
-        operand: (selector_expression operand: (_) @timer field: (field_identifier) @c))
-     (#eq? @c "C"))
-""")
+_QUERIES = {
+    "renewal.calls": """
+        (call_expression function: (selector_expression operand: (_) @recv field: (field_identifier) @name)
+                         arguments: (argument_list) @args) @call
+    """,
+    "renewal.loops": """
+        (for_statement) @loop
+        ((unary_expression operator: "<-"
+            operand: (selector_expression operand: (_) @timer field: (field_identifier) @c))
+         (#eq? @c "C"))
+    """,
+}
+
+
+def queries(catalog: Catalog) -> dict[str, str]:
+    return _QUERIES
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
@@ -49,14 +52,14 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     with_loops = any(word in source for word in _PREFILTER) and b"for" in source
     if not with_calls and not with_loops:
         return
-    ctx = GoMarkContext(tree.root_node, source, facts)
+    ctx = tree.context()
     innermost = _loops(tree, ctx, facts) if with_loops else (lambda line, col: None)
     if with_calls:
         _renewal_calls(tree, ctx, renewals, execute, innermost)
 
 
 def _renewal_calls(tree: Any, ctx: GoMarkContext, renewals: list[dict], execute: list[str], innermost) -> None:
-    for _, caps in QueryCursor(_CALLS).matches(tree.root_node):
+    for caps in tree.matches("renewal.calls"):
         call, recv = caps["call"][0], caps["recv"][0]
         name = ctx.text(caps["name"][0])
         qualified = None
@@ -88,7 +91,7 @@ def _renewal_calls(tree: Any, ctx: GoMarkContext, renewals: list[dict], execute:
 def _loops(tree: Any, ctx: GoMarkContext, facts: FileFacts):
     loops: list[tuple[tuple[int, int], tuple[int, int], dict]] = []
     ticks: list[Any] = []
-    for _, caps in QueryCursor(_LOOPS).matches(tree.root_node):
+    for caps in tree.matches("renewal.loops"):
         if "loop" in caps:
             node = caps["loop"][0]
             fn = ctx.function_at(node)

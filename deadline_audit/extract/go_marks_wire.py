@@ -28,31 +28,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from tree_sitter import Query, QueryCursor
-
 from deadline_audit.catalog import Catalog
-from deadline_audit.extract.go import GO
 from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.facts import FileFacts
 
-_IFS = Query(GO, """
-    (if_statement condition: (binary_expression left: (_) @l right: (_) @r) @cond
-                  consequence: (block) @body) @if
-""")
-_SWITCHES = Query(GO, "(expression_switch_statement value: (_) @subject) @switch")
-_MAPS = Query(GO, "(composite_literal type: (map_type) body: (literal_value) @body) @lit")
+_QUERIES = {
+    "wire.ifs": """
+        (if_statement condition: (binary_expression left: (_) @l right: (_) @r) @cond
+                      consequence: (block) @body) @if
+    """,
+    "wire.switches": "(expression_switch_statement value: (_) @subject) @switch",
+    "wire.maps": "(composite_literal type: (map_type) body: (literal_value) @body) @lit",
+}
 _ZERO = {"0", '""', "0.0"}
+
+
+def queries(catalog: Catalog) -> dict[str, str]:
+    return _QUERIES
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if b"if " not in source or not facts.functions:
         return
-    ctx = GoMarkContext(tree.root_node, source, facts)
+    ctx = tree.context()
     if b"switch" in source:
         _cases(tree, ctx)
     if b"map[string]" in source:
         _map_payloads(tree, ctx)
-    for _, caps in QueryCursor(_IFS).matches(tree.root_node):
+    for caps in tree.matches("wire.ifs"):
         node, cond, body = caps["if"][0], caps["cond"][0], caps["body"][0]
         if node.child_by_field_name("alternative") is not None or node.child_by_field_name("initializer") is not None:
             continue
@@ -87,7 +90,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
 
 
 def _cases(tree: Any, ctx: GoMarkContext) -> None:
-    for _, caps in QueryCursor(_SWITCHES).matches(tree.root_node):
+    for caps in tree.matches("wire.switches"):
         switch, subject = caps["switch"][0], caps["subject"][0]
         fn = ctx.function_at(switch)
         if fn is None:
@@ -107,7 +110,7 @@ def _cases(tree: Any, ctx: GoMarkContext) -> None:
 
 
 def _map_payloads(tree: Any, ctx: GoMarkContext) -> None:
-    for _, caps in QueryCursor(_MAPS).matches(tree.root_node):
+    for caps in tree.matches("wire.maps"):
         lit, body = caps["lit"][0], caps["body"][0]
         fn = ctx.function_at(lit)
         if fn is None:
