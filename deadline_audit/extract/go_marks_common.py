@@ -25,6 +25,7 @@ class GoMarkContext:
         self.by_start = {(f.span.line, f.span.column): f for f in fns}
         self.by_sym = {f.sym: f for f in fns}
         self._decls: set[str] | None = None
+        self._typed: dict[str, str] | None = None
         self.imports = _imports(root, self)
 
     def text(self, node: Any) -> str:
@@ -49,6 +50,12 @@ class GoMarkContext:
         if self._decls is None:
             self._decls = {d.sym for d in self.facts.decls}
         return self._decls
+
+    def typed_locals(self) -> dict[str, str]:
+        """Symbol → declared type of every typed local and parameter of the file."""
+        if self._typed is None:
+            self._typed = {d.sym: d.type for d in self.facts.decls if d.type and d.kind in ("local", "param")}
+        return self._typed
 
     def name_ref(self, name: str, fn: FunctionFact | None) -> Expr:
         """An identifier as the extractor names it: a local of the innermost function

@@ -20,6 +20,7 @@ Same markers as extract/py_marks_outcomes.py, on `FunctionFact.markers`:
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from deadline_audit.catalog import Catalog
@@ -45,7 +46,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if not facts.functions:
         return
     cat = catalog.file("outcomes")
-    nouns = set(cat.get("work_nouns", ()))
+    nouns = _work_nouns(tuple(cat.get("work_nouns", ())))
     permit_pattern = _permit_pattern(cat)
     ctx = tree.context()
     tables = _map_tables(tree.root_node, ctx)
@@ -76,7 +77,26 @@ def _map_tables(root: Any, ctx: GoMarkContext) -> dict[str, Any]:
     return out
 
 
-def _doc_words(decl: Any, ctx: GoMarkContext, nouns: set[str]) -> list[str]:
+class _WorkNouns:
+    """`work_noun` memoized for one catalog's nouns: doc comments repeat their words."""
+
+    def __init__(self, nouns: tuple[str, ...]) -> None:
+        self.nouns = set(nouns)
+        self.memo: dict[str, bool] = {}
+
+    def __call__(self, word: str) -> bool:
+        hit = self.memo.get(word)
+        if hit is None:
+            hit = self.memo[word] = work_noun(word, self.nouns)
+        return hit
+
+
+@cache
+def _work_nouns(nouns: tuple[str, ...]) -> _WorkNouns:
+    return _WorkNouns(nouns)
+
+
+def _doc_words(decl: Any, ctx: GoMarkContext, is_noun: _WorkNouns) -> list[str]:
     words: set[str] = set()
     prev = decl.prev_named_sibling
     count = 0
@@ -84,7 +104,7 @@ def _doc_words(decl: Any, ctx: GoMarkContext, nouns: set[str]) -> list[str]:
         words.update(w.lower() for w in _WORD.findall(ctx.text(prev)))
         prev = prev.prev_named_sibling
         count += 1
-    return sorted(w for w in words if work_noun(w, nouns))
+    return sorted(w for w in words if is_noun(w))
 
 
 def _statements(block: Any) -> list[Any]:
@@ -112,16 +132,11 @@ class _Function:
         self.tables = tables
         self.scope = scope
         self.found: list[dict] = []
-        self._local_types: dict[str, str] | None = None
         self.permit = 0  # > 0 inside the handling of a permit wait (semaphore, rate limiter)
 
-    @property
-    def local_types(self) -> dict[str, str]:
-        if self._local_types is None:
-            prefix = self.fn.sym + "."
-            self._local_types = {d.sym: d.type for d in self.ctx.facts.decls
-                                 if d.type and d.sym.startswith(prefix) and d.kind in ("local", "param")}
-        return self._local_types
+    def local_type(self, sym: str) -> str | None:
+        """The declared type of a local or parameter of this function (or of a literal in it)."""
+        return self.ctx.typed_locals().get(sym) if sym.startswith(self.fn.sym + ".") else None
 
     def run(self) -> None:
         body = self.decl.child_by_field_name("body")
@@ -439,8 +454,8 @@ class _Function:
                 sym = ref["sym"]
                 if sym.startswith(self.ctx.pfx) and sym.count(".") == self.ctx.pfx.count("."):
                     out.append(sym[len("sym:go:"):])
-                elif self.local_types.get(sym):  # `errors.As(err, &te)`: the type of `te`
-                    out.append(self.local_types[sym])
+                elif self.local_type(sym):  # `errors.As(err, &te)`: the type of `te`
+                    out.append(self.local_type(sym))
                 continue
             if t == "qualified_type":
                 pkg, name = n.child_by_field_name("package"), n.child_by_field_name("name")
