@@ -538,8 +538,8 @@ class _GoFile(GoExprs, GoTypes):
             else:
                 operand = l.child_by_field_name("operand")
                 fname = self.text(l.child_by_field_name("field"))
-            if operand.type == "identifier" and self.alias(self.text(operand)) is not None:
-                ip = self.alias(self.text(operand))
+            ip = self.alias(self.text(operand)) if operand.type == "identifier" else None
+            if ip is not None:
                 sym = "sym:go:" + ip + "." + fname
                 return sym, {"k": "ref", "sym": sym}, None
             ot = self.static_type(operand) or self.guess_new(operand)

@@ -95,6 +95,12 @@ class GoExprs:
             if hit is not None:
                 return {"k": "ref", "sym": hit[0]}
             fn = fn.parent
+        return self.ident(node, name, None)
+
+    def ident(self, node: Any, name: str, hit: tuple[str, str | None] | None) -> Expr:
+        """`e_ident` for an identifier whose text and `lookup` the caller has already."""
+        if hit is not None:
+            return {"k": "ref", "sym": hit[0]}
         if name in self.func_results:
             return {"k": "fnref", "sym": self.pfx + name}
         if name == "true" or name == "false":
@@ -179,15 +185,21 @@ class GoExprs:
     def e_selector(self, node: Any, store: Expr | None) -> Expr:
         operand, fname = selector_parts(node, self.clean, self.text)
         if operand.type == "identifier":
-            ip = self.alias(self.text(operand))
+            # one text and one scope lookup serve alias(), ex() and static_type()
+            name = self.text(operand)
+            hit = self.lookup(name)
+            ip = self.imports.get(name) if hit is None else None
             if ip is not None:
                 q = ip + "." + fname
                 c = self.cat.constants.get(q)
                 if c is not None:
                     return {"k": "num", "v": c, "u": "ns", "at": self.at(node)}
                 return {"k": "ref", "sym": "sym:go:" + q}
-        x = self.ex(operand)
-        ot = self.static_type(operand)
+            x = self.ident(operand, name, hit)
+            ot = hit[1] if hit is not None else self.pkg_vars.get(name)
+        else:
+            x = self.ex(operand)
+            ot = self.static_type(operand)
         e: Expr = {"k": "ref", "sym": "sym:go:" + ot + "." + fname} if ot else {"k": "field", "x": x, "name": fname}
         self.use(e)
         return e
@@ -328,10 +340,20 @@ class GoExprs:
             else:
                 operand = fnode.child_by_field_name("operand")
                 mname = self.text(fnode.child_by_field_name("field"))
-            ip = self.alias(self.text(operand)) if operand.type == "identifier" else None
-            if ip is not None:
-                return self.pkg_call(ip, mname, node, arg_nodes, store, flag, at)
-            ot = self.guess_type(operand)
+            if operand.type == "identifier":
+                # one text and one scope lookup serve alias(), guess_type() and ex()
+                oname = self.text(operand)
+                ohit = self.lookup(oname)
+                if ohit is None:
+                    ip = self.imports.get(oname)
+                    if ip is not None:
+                        return self.pkg_call(ip, mname, node, arg_nodes, store, flag, at)
+                    ot = self.pkg_vars.get(oname)
+                else:
+                    ot = ohit[1]
+            else:
+                oname = None
+                ot = self.guess_type(operand)
             if ot is not None:
                 conv = self.cat.conversion(ot + "." + mname)
                 if conv is not None and "." in ot:
@@ -342,7 +364,7 @@ class GoExprs:
                 for rt, entry in self.cat.method_convs.get(mname, ()):
                     if not arg_nodes:
                         return self.conv(entry, operand, arg_nodes, at, store, method=True)
-            x = self.ex(operand)
+            x = self.ident(operand, oname, ohit) if oname is not None else self.ex(operand)
             args = [self.ex(a, store) for a in arg_nodes]
             callee = {"k": "method", "x": x, "name": mname}
             if specs:
