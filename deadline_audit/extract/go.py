@@ -395,8 +395,6 @@ class _GoFile(GoExprs, GoTypes):
         return self.comments
 
     def vocabulary(self, body: Any) -> list[str]:
-        start, end = body.start_byte, body.end_byte
-        text = self.src[start:end].lower()
         # Words have no spaces, so a word found with comments stripped is found without
         # stripping: only the words of the raw body are candidates, and comments need
         # finding only when the body may hold one.
@@ -404,7 +402,11 @@ class _GoFile(GoExprs, GoTypes):
         if words is None:  # only words of the whole file can be words of a body
             low = self.src.lower()
             words = self.file_words = [(w, lw) for w, lw in self.cat.words_lower if lw in low]
-        cands = [(w, lw) for w, lw in words if lw in text] if words else words
+        if not words:  # most files: no body to lowercase
+            return []
+        start, end = body.start_byte, body.end_byte
+        text = self.src[start:end].lower()
+        cands = [(w, lw) for w, lw in words if lw in text]
         if not cands or (b"//" not in text and b"/*" not in text):
             return [w for w, _ in cands]
         comments = self.comment_ranges()

@@ -25,6 +25,17 @@ _USES_CAP = 64
 _PURE = frozenset({"identifier", "int_literal", "float_literal", "iota", "nil"})
 
 
+def _use_key(e: Expr) -> Any:
+    """A key equal for equal uses: the symbol of a `ref`, (symbol, name) for a field of a
+    plain `ref` (the commonest `field`; a tuple never equals a str key), else the repr."""
+    if e["k"] == "ref":
+        return e["sym"]
+    x = e.get("x")
+    if e["k"] == "field" and len(e) == 3 and x.get("k") == "ref" and len(x) == 2:
+        return (x["sym"], e["name"])
+    return repr(e)
+
+
 class GoExprs:
     """Expression conversion; expects the attributes and helpers `_GoFile` defines."""
 
@@ -208,7 +219,7 @@ class GoExprs:
         fn = self.fn
         if fn is None:
             return
-        key = e["sym"] if e["k"] == "ref" else repr(e)
+        key = _use_key(e)
         while fn is not None:
             if key not in fn.uses_keys and len(fn.fact.uses) < _USES_CAP:
                 fn.uses_keys.add(key)

@@ -135,11 +135,7 @@ class GoTypes:
             return self.static_type(inner[0]) if inner else None
         if t == "selector_expression":
             operand, fname = selector_parts(node, self.clean, self.text)
-            if operand.type == "identifier":
-                ip = self.alias(self.text(operand))
-                if ip is not None:
-                    return None
-            ot = self.static_type(operand)
+            ot = self.operand_type(operand)
             if ot is None:
                 return None
             fields = self.struct_fields.get(ot)
@@ -161,14 +157,20 @@ class GoTypes:
                 else:
                     operand = fn.child_by_field_name("operand")
                     fname = self.text(fn.child_by_field_name("field"))
-                if operand.type == "identifier":
-                    ip = self.alias(self.text(operand))
-                    if ip is not None:
-                        return None
-                ot = self.static_type(operand)
+                ot = self.operand_type(operand)
                 if ot is not None:
                     return self.method_results.get(ot, {}).get(fname)
         return None
+
+    def operand_type(self, operand: Any) -> str | None:
+        """static_type of the operand of `operand.f`; None for a package name."""
+        if operand.type == "identifier":  # one text read and one scope lookup
+            name = self.text(operand)
+            hit = self.lookup(name)
+            if hit is not None:
+                return hit[1]
+            return None if name in self.imports else self.pkg_vars.get(name)
+        return self.static_type(operand)
 
     def guess_type(self, node: Any) -> str | None:
         """static_type, plus the Go convention that `pkg.NewT(...)` returns a *pkg.T (used only
