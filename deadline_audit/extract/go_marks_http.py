@@ -49,7 +49,7 @@ def queries(catalog: Catalog) -> dict[str, str]:
     """
     other = """
         (type_assertion_expression type: (_) @atype) @assert
-        (interpreted_string_literal) @str
+        ((interpreted_string_literal) @str (#match? @str "stream"))
         (short_var_declaration left: (expression_list . (identifier) @lhs)
                                right: (expression_list . (call_expression) @rhs))
         (assignment_statement left: (expression_list . (identifier) @lhs)
@@ -81,8 +81,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
                 _stream_write(ctx, node, "http.Flusher")
         elif "str" in caps:
             node = caps["str"][0]
-            if b"stream" in source[node.start_byte:node.end_byte] and \
-                    unquote(ctx.text(node)) in spec.get("stream_content_types", ()):
+            if unquote(ctx.text(node)) in spec.get("stream_content_types", ()):  # holds "stream"
                 _stream_write(ctx, node, unquote(ctx.text(node)))
         elif "hassign" in caps:
             node = caps["hassign"][0]

@@ -24,11 +24,12 @@ from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.facts import FileFacts
 
 _PREFILTER = (b"time.", b"Expire", b"KeepAlive", b"Heartbeat", b"Renew", b"renew")
+_CALLS = """
+    ((call_expression function: (selector_expression operand: (_) @recv field: (field_identifier) @name)
+                      arguments: (argument_list) @args) @call
+     %s)
+"""
 _QUERIES = {
-    "renewal.calls": """
-        (call_expression function: (selector_expression operand: (_) @recv field: (field_identifier) @name)
-                         arguments: (argument_list) @args) @call
-    """,
     "renewal.loops": """
         (for_statement) @loop
         ((unary_expression operator: "<-"
@@ -38,14 +39,24 @@ _QUERIES = {
 }
 
 
+def _apis(catalog: Catalog) -> tuple[list[dict], list[str]]:
+    leases = catalog.file("leases")
+    return leases.get("renewal", {}).get("go", []), leases.get("temporal", {}).get("go", {}).get("execute", [])
+
+
 def queries(catalog: Catalog) -> dict[str, str]:
-    return _QUERIES
+    # Only calls named like a catalog API can match one: the cursor keeps only those
+    # (a method call is the commonest node), unless a pattern's name is itself a glob.
+    renewals, execute = _apis(catalog)
+    patterns = [*execute, *(w for e in renewals for w in (*e.get("func", ()), *e.get("method", ())))]
+    names = sorted({p.rsplit(".", 1)[-1] for p in patterns})
+    exact = names and not any(ch in p for p in patterns for ch in "*?[")
+    predicate = "(#any-of? @name %s)" % " ".join(f'"{n}"' for n in names) if exact else ""
+    return {"renewal.calls": _CALLS % predicate, **_QUERIES}
 
 
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
-    leases = catalog.file("leases")
-    renewals = leases.get("renewal", {}).get("go", [])
-    execute = leases.get("temporal", {}).get("go", {}).get("execute", [])
+    renewals, execute = _apis(catalog)
     call_words = {w.rsplit(".", 1)[-1].encode() for e in renewals for w in (*e.get("func", ()), *e.get("method", ()))}
     call_words |= {w.rsplit(".", 1)[-1].encode() for w in execute}
     with_calls = any(word in source for word in call_words)
