@@ -151,7 +151,7 @@ class _Function:
                     if (lit.child_by_field_name("type") or lit).type == "map_type":
                         self.tables[self.ctx.text(left.named_children[0])] = lit
         self.block(stmts)
-        self.summaries(body)
+        self.summaries(stmts)
         for marker in self.found:
             marker["scope"] = self.scope
             self.fn.markers.append(marker)
@@ -214,9 +214,11 @@ class _Function:
         while cur is not None and cur.type == "if_statement":
             cond = cur.child_by_field_name("condition")
             cons = cur.child_by_field_name("consequence")
-            branches.append(self.branch([self.ctx.text(cond)[:80]], self.names(cond), cons, cond))
-            self.block(_statements(cons))
+            inputs, names = [self.ctx.text(cond)[:80]], self.names(cond)
             alt = cur.child_by_field_name("alternative")
+            if branches or names or alt is not None:  # add() drops a lone `if` naming nothing
+                branches.append(self.branch(inputs, names, cons, cond))
+            self.block(_statements(cons))
             if alt is not None and alt.type == "block":
                 stmts = _statements(alt)
                 if stmts:
@@ -485,8 +487,7 @@ class _Function:
             marker["permit_wait"] = True
         self.found.append(marker)
 
-    def summaries(self, body: Any) -> None:
-        stmts = _statements(body)
+    def summaries(self, stmts: list[Any]) -> None:
         holders = set(self.fn.param_names)  # writes that outlive the call: fields of params, receiver
         receiver = self.decl.child_by_field_name("receiver")
         if receiver is not None:
