@@ -55,6 +55,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         _cases(tree, ctx)
     if b"map[string]" in source:
         _map_payloads(tree, ctx)
+    orders: dict[int, list[int]] = {}  # function node id → start bytes of its valued returns
     for caps in tree.matches("wire.ifs"):
         node, cond, body = caps["if"][0], caps["cond"][0], caps["body"][0]
         if node.child_by_field_name("alternative") is not None or node.child_by_field_name("initializer") is not None:
@@ -75,7 +76,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         if op in (">", ">=", "<", "<="):
             subject, bound = (left, right) if op in (">", ">=") else (right, left)
             st, bt = ctx.text(subject).strip(), ctx.text(bound).strip()
-            target = _guarded(stmt, ctx, node, fn)
+            target = _guarded(stmt, ctx, node, fn, orders)
             if target is not None and bt not in _ZERO and _is_bound(bound) and (
                     target[0] == bt and (target[1] is None or target[1] == st)):
                 fn.markers.append({"m": "ceiling", "form": "if", "subject": ctx.expr(subject, fn),
@@ -83,7 +84,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
                                    "assign": target[2], "ret": target[3]})
                 continue
         if (op in ("<=", "==") and rt in _ZERO) or (op == "<" and rt == "1"):
-            target = _guarded(stmt, ctx, node, fn)
+            target = _guarded(stmt, ctx, node, fn, orders)
             if target is not None and (target[1] is None or target[1] == lt):
                 fn.markers.append({"m": "fallback", "form": "if", "trigger": "zero", "subject": ctx.expr(left, fn),
                                    "line": line, "col": col, "assign": target[2], "ret": target[3]})
@@ -165,7 +166,8 @@ def _is_bound(node: Any) -> bool:
                          "float_literal", "parenthesized_expression")
 
 
-def _guarded(stmt: Any, ctx: GoMarkContext, if_node: Any, fn) -> tuple[str, str | None, list[int] | None, int | None] | None:
+def _guarded(stmt: Any, ctx: GoMarkContext, if_node: Any, fn,
+             orders: dict[int, list[int]]) -> tuple[str, str | None, list[int] | None, int | None] | None:
     """(value text, assigned name or None for a return, assignment position, return index)."""
     if stmt.type == "assignment_statement":
         left, right = stmt.child_by_field_name("left"), stmt.child_by_field_name("right")
@@ -183,28 +185,29 @@ def _guarded(stmt: Any, ctx: GoMarkContext, if_node: Any, fn) -> tuple[str, str 
             if len(value.named_children) != 1:
                 return None
             value = value.named_children[0]
-        index = _return_index(stmt, ctx, fn)
+        index = _return_index(stmt, orders)
         return ctx.text(value).strip(), None, None, index
     return None
 
 
-def _return_index(stmt: Any, ctx: GoMarkContext, fn) -> int | None:
-    """The position of `stmt` among the returns of `fn` itself (not of nested func literals)."""
+def _return_index(stmt: Any, orders: dict[int, list[int]]) -> int | None:
+    """The position of `stmt` among the returns of its function itself (not of nested func
+    literals); each function's returns are listed once per file (`orders`)."""
     root = stmt
     while root.parent is not None and root.type not in ("function_declaration", "method_declaration", "func_literal"):
         root = root.parent
-    stack = [root]
-    order = []
-    while stack:
-        node = stack.pop()
-        if node.type == "return_statement":
-            if any(c.type != "comment" for c in node.named_children):  # bare returns hold no value
-                order.append(node)
-            continue
-        if node is not root and node.type == "func_literal":
-            continue
-        stack.extend(reversed(node.named_children))
-    for i, node in enumerate(order):
-        if node.start_byte == stmt.start_byte:
-            return i
-    return None
+    order = orders.get(root.id)
+    if order is None:
+        order = orders[root.id] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type == "return_statement":
+                if any(c.type != "comment" for c in node.named_children):  # bare returns hold no value
+                    order.append(node.start_byte)
+                continue
+            if node is not root and node.type == "func_literal":
+                continue
+            stack.extend(reversed(node.named_children))
+    start = stmt.start_byte
+    return order.index(start) if start in order else None
