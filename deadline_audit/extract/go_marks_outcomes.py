@@ -362,8 +362,10 @@ class _Function:
         return {"inputs": inputs, "names": names, "line": line, "col": col, "fallback": fallback,
                 "outcomes": self.outcomes(_statements(body))}
 
-    def outcomes(self, stmts: list[Any]) -> list[dict]:
-        out: list[dict] = []
+    def outcomes(self, stmts: list[Any], holders: set[str] | None = None) -> list[dict | None]:
+        """What the statements record, up to _MAX_OUTCOMES. With `holders` (summaries), an
+        assignment to anything but a field of a holder is None: counted, not encoded."""
+        out: list[dict | None] = []
         for st in stmts:
             if len(out) >= _MAX_OUTCOMES:
                 break
@@ -382,7 +384,11 @@ class _Function:
                 ls, rs = left.named_children, right.named_children
                 if len(ls) == len(rs):
                     for lv, rv in zip(ls, rs):
-                        out.append({"how": "assign", "expr": self.enc(rv), "target": self.ctx.text(lv)[:80],
+                        target = self.ctx.text(lv)[:80]
+                        if holders is not None and ("." not in target or target.split(".", 1)[0] not in holders):
+                            out.append(None)
+                            continue
+                        out.append({"how": "assign", "expr": self.enc(rv), "target": target,
                                     "line": line, "col": col})
             elif t == "expression_statement" and st.named_children and st.named_children[0].type == "call_expression":
                 out.append({"how": "call", "expr": self.enc(st.named_children[0]), "line": line, "col": col})
@@ -495,9 +501,7 @@ class _Function:
                 name = p.child_by_field_name("name")
                 if name is not None:
                     holders.add(self.ctx.text(name))
-        records = [o for o in self.outcomes(stmts) if worth_recording(o) and (
-            o["how"] in ("call", "return") or
-            (o["how"] == "assign" and "." in o.get("target", "") and o["target"].split(".", 1)[0] in holders))]
+        records = [o for o in self.outcomes(stmts, holders) if o is not None and worth_recording(o)]
         if records:
             self.fn.markers.append({"m": "records", "outcomes": records})
         result = self.decl.child_by_field_name("result")
