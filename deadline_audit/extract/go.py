@@ -22,6 +22,7 @@ from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
 from deadline_audit.extract.go_text import (
     GoCatalog,
     Positions,
+    ascii_text,
     default_alias,
     extract_gomod,
     go_catalog,
@@ -49,13 +50,6 @@ class _Fn:
         self.uses_keys: set[str] = set()
 
 
-def _ascii_text(s: str) -> Any:
-    """`_GoFile.text` for an all-ASCII source: byte offsets are str offsets, no decode."""
-    def text(node: Any) -> str:
-        return s[node.start_byte:node.end_byte]
-    return text
-
-
 class _GoFile(GoExprs, GoTypes):
     def __init__(self, path: str, source: bytes, ip: str, module_path: str | None, cat: GoCatalog) -> None:
         self.path = path
@@ -67,7 +61,7 @@ class _GoFile(GoExprs, GoTypes):
         self.pos = Positions(source)
         self.at = self.pos.at  # per-file fast path (all-ASCII files skip the column decode)
         if source.isascii():
-            self.text = _ascii_text(source.decode("ascii"))
+            self.text = ascii_text(source.decode("ascii"))
         self.facts = FileFacts(path=path, kind="go", module=ip,
                                lines=source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1))
         self.imports: dict[str, str] = {}
@@ -176,7 +170,7 @@ class _GoFile(GoExprs, GoTypes):
         self.facts.env_names_read = list(self.env_names)
         self.facts.config_files_named = list(self.cfg_files)
         self.facts.config_keys_read = list(self.key_literals)
-        run_marker_passes(MarkTree(root, self.matches, self.src, self.facts), self.src, self.facts,
+        run_marker_passes(MarkTree(root, self.matches, self.src, self.facts, self.pos), self.src, self.facts,
                           self.catalog_full)
         return self.facts
 

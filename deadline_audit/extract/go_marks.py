@@ -21,6 +21,7 @@ from typing import Any
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.extract.go_query import FileMatches, SharedQuery
+from deadline_audit.extract.go_text import Positions
 from deadline_audit.facts import FileFacts
 
 PASSES: tuple[str, ...] = ("go_marks_http", "go_marks_renewal", "go_marks_ctx", "go_marks_outcomes",
@@ -61,10 +62,11 @@ class MarkTree:
     """What every pass gets of the parsed file: `root_node` as on a tree-sitter Tree, the
     shared query matches, and the shared GoMarkContext."""
 
-    __slots__ = ("root_node", "_matches", "_source", "_facts", "_ctx")
+    __slots__ = ("root_node", "_matches", "_source", "_facts", "_pos", "_ctx")
 
-    def __init__(self, root: Any, matches: FileMatches, source: bytes, facts: FileFacts) -> None:
+    def __init__(self, root: Any, matches: FileMatches, source: bytes, facts: FileFacts, pos: Positions) -> None:
         self.root_node = root
+        self._pos = pos
         self._matches = matches
         self._source = source
         self._facts = facts
@@ -77,7 +79,7 @@ class MarkTree:
         """Built on the first pass that needs it; passes add markers only, never the
         functions, calls or declarations it indexes."""
         if self._ctx is None:
-            self._ctx = GoMarkContext(self.root_node, self._source, self._facts)
+            self._ctx = GoMarkContext(self.root_node, self._source, self._facts, self._pos)
         return self._ctx
 
 

@@ -7,17 +7,20 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from deadline_audit.extract.go_text import Positions, default_alias, unquote
+from deadline_audit.extract.go_text import Positions, ascii_text, default_alias, unquote
 from deadline_audit.facts import Expr, FileFacts, FunctionFact
 
 
 class GoMarkContext:
     """One file's functions by position, its imports and its declared symbols."""
 
-    def __init__(self, root: Any, source: bytes, facts: FileFacts) -> None:
+    def __init__(self, root: Any, source: bytes, facts: FileFacts, pos: Positions | None = None) -> None:
         self.src = source
         self.facts = facts
-        self.pos = Positions(source)
+        self.pos = pos if pos is not None else Positions(source)
+        self.at = self.pos.at  # per-instance fast paths, as in the extractor
+        if source.isascii():
+            self.text = ascii_text(source.decode("ascii"))
         self.pfx = f"sym:go:{facts.module or ''}."
         fns = sorted(facts.functions, key=lambda f: (f.span.line, f.span.column))
         self._starts = [(f.span.line, f.span.column) for f in fns]
@@ -28,11 +31,8 @@ class GoMarkContext:
         self._typed: dict[str, str] | None = None
         self.imports = _imports(root, self)
 
-    def text(self, node: Any) -> str:
+    def text(self, node: Any) -> str:  # replaced per instance for an all-ASCII source
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
-
-    def at(self, node: Any) -> list[int]:
-        return self.pos.at(node)
 
     def function_at(self, node: Any) -> FunctionFact | None:
         """The innermost function whose span contains `node`."""

@@ -60,6 +60,14 @@ def _span_ascii(start: Any, end: Any | None = None) -> Span:
     return Span(r + 1, c + 1, er + 1, ec + 1)
 
 
+def ascii_text(s: str) -> Callable[[Any], str]:
+    """The text of a node of an all-ASCII source `s`: byte offsets are str offsets, so one
+    decode of the file replaces a decode per node."""
+    def text(node: Any) -> str:
+        return s[node.start_byte:node.end_byte]
+    return text
+
+
 # --- literals --------------------------------------------------------------------------
 
 
