@@ -68,6 +68,7 @@ class _GoFile(GoExprs, GoTypes):
         self.types: set[str] = set()  # type names declared in this file
         self.struct_fields: dict[str, dict[str, str | None]] = {}  # qualified type → field → type
         self.func_results: dict[str, str | None] = {}  # func name → result type
+        self.signature_memo: dict[tuple[str, int], Any] = {}  # see GoTypes.result_type
         self.method_results: dict[str, dict[str, str | None]] = {}  # qualified type → method → result
         self.pkg_vars: dict[str, str | None] = {}  # package var/const → type
         self.str_consts: dict[str, str] = {}  # package const → string value

@@ -13,6 +13,7 @@ _BUILTIN_TYPES = frozenset(
     "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune "
     "string uint uint8 uint16 uint32 uint64 uintptr any comparable".split()
 )
+_MISSING = object()
 
 
 class GoTypes:
@@ -89,6 +90,14 @@ class GoTypes:
         return out
 
     def result_type(self, node: Any) -> str | None:
+        # the pre-pass and the walk both ask for each declaration's: computed once
+        start = node.start_byte
+        hit = self.signature_memo.get(("result", start), _MISSING)
+        if hit is _MISSING:
+            hit = self.signature_memo[("result", start)] = self._result_type(node)
+        return hit
+
+    def _result_type(self, node: Any) -> str | None:
         res = node.child_by_field_name("result")
         if res is None:
             return None
@@ -99,6 +108,13 @@ class GoTypes:
         return None if qt in _BUILTIN_TYPES else qt
 
     def receiver(self, node: Any) -> tuple[str | None, str | None] | None:
+        start = node.start_byte
+        hit = self.signature_memo.get(("receiver", start), _MISSING)
+        if hit is _MISSING:
+            hit = self.signature_memo[("receiver", start)] = self._receiver(node)
+        return hit
+
+    def _receiver(self, node: Any) -> tuple[str | None, str | None] | None:
         recv = node.child_by_field_name("receiver")
         if recv is None:
             return None
