@@ -34,11 +34,18 @@ _FUNCS = ("function_declaration", "method_declaration")
 
 
 def _permit_pattern(cat: dict) -> re.Pattern[str]:
+    return _compiled_permit_pattern(tuple(cat.get("permit_methods_go", ())), tuple(cat.get("limiter_words", ())),
+                                    tuple(cat.get("limiter_methods_go", ())))
+
+
+@cache
+def _compiled_permit_pattern(methods_go: tuple[str, ...], limiter_words: tuple[str, ...],
+                             limiter_methods: tuple[str, ...]) -> re.Pattern[str]:
     """A wait for a permit before the work starts (catalog outcomes.toml): a timeout there
     proves nothing was sent."""
-    methods = "|".join(map(re.escape, cat.get("permit_methods_go", ()))) or "(?!)"
-    words = "|".join(map(re.escape, cat.get("limiter_words", ()))) or "(?!)"
-    waits = "|".join(map(re.escape, cat.get("limiter_methods_go", ()))) or "(?!)"
+    methods = "|".join(map(re.escape, methods_go)) or "(?!)"
+    words = "|".join(map(re.escape, limiter_words)) or "(?!)"
+    waits = "|".join(map(re.escape, limiter_methods)) or "(?!)"
     return re.compile(rf"\.(?:{methods})\(|(?i:{words})\w*\.(?:{waits})\(")
 
 

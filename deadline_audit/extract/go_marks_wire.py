@@ -33,8 +33,11 @@ from deadline_audit.extract.go_marks_common import GoMarkContext
 from deadline_audit.facts import FileFacts
 
 _QUERIES = {
+    # only the comparisons a clamp or a fallback tests, in an `if` without init or else
+    # (`if err != nil` is the commonest `if` and never one)
     "wire.ifs": """
-        (if_statement condition: (binary_expression left: (_) @l right: (_) @r) @cond
+        (if_statement !initializer !alternative
+                      condition: (binary_expression left: (_) @l operator: ["<" "<=" ">" ">=" "=="] right: (_) @r) @cond
                       consequence: (block) @body) @if
     """,
     "wire.switches": "(expression_switch_statement value: (_) @subject) @switch",
