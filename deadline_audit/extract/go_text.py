@@ -3,6 +3,7 @@ go.mod, and a per-catalog index of the Go knowledge the extractor asks for."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable
 from typing import Any
@@ -193,6 +194,24 @@ ENV_ASSIGN_LITERAL_RE = re.compile(r"^([A-Z][A-Z0-9_]{2,99})=")
 # --- catalog index ---------------------------------------------------------------------
 
 
+class _Patterns:
+    """Could a name match any of these fnmatch patterns? One set lookup and one regex
+    instead of an fnmatch per pattern: most names a file calls match none, and only those
+    that may are looked up in the catalog itself."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.exact = {p for p in patterns if not any(ch in p for ch in "*?[")}
+        globs = [fnmatch.translate(p) for p in patterns if p not in self.exact]
+        self.glob = re.compile("|".join(globs)) if globs else None
+
+    def may_match(self, name: str) -> bool:
+        return name in self.exact or (self.glob is not None and self.glob.match(name) is not None)
+
+
+def _funcs(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or ())
+
+
 class GoCatalog:
     """Memoized lookups of the Go catalog (fnmatch per call would dominate)."""
 
@@ -204,6 +223,9 @@ class GoCatalog:
         self._call: dict[str, list[SiteSpec]] = {}
         self._env: dict[str, dict[str, Any] | None] = {}
         self._conv: dict[str, dict[str, Any] | None] = {}
+        self._call_funcs = _Patterns([f for s in catalog.sites if s.lang == "go" and s.kind == "call" for f in s.funcs])
+        self._env_funcs = _Patterns([f for e in catalog.entries("go", "env_reads") for f in _funcs(e.get("func"))])
+        self._conv_funcs = _Patterns([f for e in catalog.entries("go", "conversions") for f in _funcs(e.get("func"))])
         # method conversions ("time.Duration.Seconds"): method name → (receiver type, entry)
         self.method_convs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for entry in catalog.entries("go", "conversions"):
@@ -234,17 +256,20 @@ class GoCatalog:
     def call_sites(self, qualified: str) -> list[SiteSpec]:
         got = self._call.get(qualified)
         if got is None:
-            got = self._call[qualified] = self.catalog.call_sites("go", qualified)
+            got = self._call[qualified] = (self.catalog.call_sites("go", qualified)
+                                           if self._call_funcs.may_match(qualified) else [])
         return got
 
     def env_read(self, qualified: str) -> dict[str, Any] | None:
         if qualified not in self._env:
-            self._env[qualified] = self.catalog.env_read("go", qualified)
+            self._env[qualified] = (self.catalog.env_read("go", qualified)
+                                    if self._env_funcs.may_match(qualified) else None)
         return self._env[qualified]
 
     def conversion(self, qualified: str) -> dict[str, Any] | None:
         if qualified not in self._conv:
-            self._conv[qualified] = self.catalog.conversion("go", qualified)
+            self._conv[qualified] = (self.catalog.conversion("go", qualified)
+                                     if self._conv_funcs.may_match(qualified) else None)
         return self._conv[qualified]
 
 
