@@ -46,16 +46,21 @@ def shared_query(catalog: Catalog, extra: dict[str, str]) -> SharedQuery:
     hit = _SHARED.get(id(catalog))
     if hit is not None and hit[0] is catalog and hit[1] == extra:
         return hit[2]
+    shared = SharedQuery(query_groups(catalog, extra))
+    if len(_SHARED) > 8:
+        _SHARED.clear()
+    _SHARED[id(catalog)] = (catalog, dict(extra), shared)
+    return shared
+
+
+def query_groups(catalog: Catalog, extra: dict[str, str]) -> dict[str, str]:
+    """Every pass's query groups, after the extractor's own (`extra`)."""
     groups: dict[str, str] = dict(extra)
     for module in _modules():
         queries = getattr(module, "queries", None)
         if queries is not None:
             groups.update(queries(catalog))
-    shared = SharedQuery(groups)
-    if len(_SHARED) > 8:
-        _SHARED.clear()
-    _SHARED[id(catalog)] = (catalog, dict(extra), shared)
-    return shared
+    return groups
 
 
 class MarkTree:
