@@ -746,4 +746,8 @@ def extract_go(path: str, source: bytes, import_path: str, module_path: str | No
     with collector_paused():
         go_file = _GoFile(path, source, import_path, module_path, go_catalog(catalog))
         go_file.catalog_full = catalog
-        return go_file.run()
+        facts = go_file.run()
+        # Free the tree, its Nodes and the query matches while the collector still waits:
+        # alive at its return, the collector's first run would scan them all with the facts.
+        del go_file
+    return facts
