@@ -32,6 +32,7 @@ class FactCache:
     def __init__(self, folder: Path, catalog_fingerprint: str) -> None:
         self.folder = folder / "facts"
         self.salt = f"{__version__}|{FACTS_VERSION}|{catalog_fingerprint}|{_extractor_fingerprint()}"
+        self._made: set[Path] = set()
 
     def key(self, job) -> str | None:
         try:
@@ -59,10 +60,12 @@ class FactCache:
             return  # an extractor failure is not a property of the file: retry next run
         target = self._file(key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder.parent / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
+            if target.parent not in self._made:  # once per folder and process, not per entry
+                target.parent.mkdir(parents=True, exist_ok=True)
+                ignore = self.folder.parent / ".gitignore"
+                if not ignore.exists():
+                    ignore.write_text("*\n", encoding="utf-8")
+                self._made.add(target.parent)
             fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text if text is not None else to_json(facts))

@@ -53,7 +53,7 @@ slices: `example.com/agent/internal/models.Client`, `net/http.Client`, `py:servi
 from __future__ import annotations
 
 import json
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Iterator
 
 Expr = dict[str, Any]
@@ -227,18 +227,24 @@ def _compact(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, has_default in _plan(obj.__class__):
         value = getattr(obj, name)
-        if has_default and (value is None or value is False or value == [] or value == {}):
+        cls = value.__class__
+        if has_default and (value is None or value is False or (cls is list or cls is dict) and not value):
             continue
-        if value.__class__ is Span:
+        if cls is Span:
             value = [value.line, value.column, value.end_line, value.end_column]
-        elif value.__class__ is list and value and is_dataclass(value[0]):
+        elif cls is list and value and value[0].__class__ in _FACT_CLASSES:
             value = [_compact(item) for item in value]
         out[name] = value
     return out
 
 
+_FACT_CLASSES = frozenset({SymbolDecl, Binding, FunctionFact, CallFact, SiteFact, EnvValue, ConfigValue,
+                           KnobMention, InputProblem})
+_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # facts are trees, never cyclic
+
+
 def to_json(facts: FileFacts) -> str:
-    return json.dumps(_compact(facts), separators=(",", ":"))
+    return _ENCODER.encode(_compact(facts))
 
 
 _LIST_TYPES = {

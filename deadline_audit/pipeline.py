@@ -43,6 +43,7 @@ class ExtractJob:
     display: str
     module: str | None = None  # Python dotted module / Go import path
     go_module: str | None = None  # Go: the go.mod module path
+    size: int = 0  # bytes: the parallel schedule starts with the largest files
 
 
 @dataclass
@@ -295,13 +296,13 @@ def _plan_jobs(files: list[SourceFile]) -> list[ExtractJob]:
             if module_dir is not None and go_mods[module_dir]:
                 rel = f.path.parent.relative_to(module_dir).as_posix()
                 import_path = go_mods[module_dir] if rel == "." else f"{go_mods[module_dir]}/{rel}"
-                planned.append(ExtractJob("go", f.path, f.display, import_path, go_mods[module_dir]))
+                planned.append(ExtractJob("go", f.path, f.display, import_path, go_mods[module_dir], f.size))
             else:
-                planned.append(ExtractJob("go", f.path, f.display, f.path.parent.name, None))
+                planned.append(ExtractJob("go", f.path, f.display, f.path.parent.name, None, f.size))
         elif f.kind == "python":
-            planned.append(ExtractJob("python", f.path, f.display, python_module_name(f.path)))
+            planned.append(ExtractJob("python", f.path, f.display, python_module_name(f.path), size=f.size))
         else:
-            planned.append(ExtractJob(f.kind, f.path, f.display))
+            planned.append(ExtractJob(f.kind, f.path, f.display, size=f.size))
     return planned
 
 
@@ -423,11 +424,15 @@ def _extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache |
         from concurrent.futures import ProcessPoolExecutor
 
         _import_extractors({planned[i].kind for i in todo})  # once, before the workers fork
+        # largest files first, small ones last in small chunks: no worker is left alone
+        # with one big file at the end (the cost of a file follows its size)
+        order = sorted(todo, key=lambda i: -planned[i].size)
+        chunk = max(1, min(8, len(order) // (jobs * 16)))
         with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_init_worker,
                                  initargs=(catalog, cache)) as pool:
-            done = pool.map(_extract_in_worker, [planned[i] for i in todo], [keys.get(i) for i in todo],
-                            chunksize=8)
-            for i, text in zip(todo, done):
+            done = pool.map(_extract_in_worker, [planned[i] for i in order], [keys.get(i) for i in order],
+                            chunksize=chunk)
+            for i, text in zip(order, done):
                 results[i] = from_json(text)
         todo_to_write = []  # the workers wrote their cache entries
     elif progress and len(todo) > 200:
