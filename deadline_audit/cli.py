@@ -548,7 +548,34 @@ def main() -> None:
     import gc
 
     gc.disable()
-    app()
+    try:
+        app()
+    except SystemExit as exc:
+        _leave(exc)
+    _leave(SystemExit(0))
+
+
+def _leave(exc: SystemExit) -> None:
+    """Exit without tearing the interpreter down: freeing every fact and graph node one by
+    one at shutdown costs about as much as checking them (0.5 s on an 85k-line tree) and
+    saves nothing. The exit hooks still run and the output is flushed first."""
+    import atexit
+    import os
+
+    code = exc.code
+    if code is not None and not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+        code = 1
+    try:
+        atexit._run_exitfuncs()  # pools, temporary folders, logging
+    except Exception:  # noqa: BLE001 - the run's result is already decided
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): nothing left to say
+            pass
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,23 @@ def test_python_m_works():
     assert out.returncode == 0 and out.stdout.startswith("deadline-audit ")
 
 
+def test_process_exit_codes_and_complete_output(tmp_path):
+    """The process leaves without interpreter teardown (cli._leave): exit codes and
+    every byte written must be exactly what they were."""
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "deadline_audit", *args], capture_output=True, text=True,
+                              env=_env(), cwd=ROOT)
+
+    out = cli("check", "fixtures/demo", "--no-cache", "--sarif-output", str(tmp_path / "r.sarif"))
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.rstrip().splitlines()[-1].startswith("Found 5 findings")
+    assert len(json.loads((tmp_path / "r.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]) == 5
+    assert cli("check", "fixtures/demo", "--no-cache", "--exit-zero").returncode == 0
+    assert cli("check", "--no-such-option").returncode == 2
+    big = cli("check", "fixtures/demo", "--no-cache", "--format", "json")
+    assert big.returncode == 1 and len(json.loads(big.stdout)["findings"]) == 5
+
+
 @pytest.mark.parametrize("command", ["check", "graph", "why", "report", "rules", "explain"])
 def test_every_command_help_shows_examples(command):
     result = run_cli(command, "--help")
