@@ -7,7 +7,7 @@ function of the set of inputs (each file's place and content hash), the configur
 catalog and the tool's own code; when all of these are the same as the last run's, the
 last run's raw findings are the answer. When only a few files changed and each yields
 the same facts as before (a comment, a docstring, spacing within a line), the answer
-holds too (`pipeline._same_facts`). Postprocessing (suppression comments, baselines,
+holds too (`same_facts`). Postprocessing (suppression comments, baselines,
 severities, fingerprints) always runs fresh on top: it reads the sources and the options
 of this invocation.
 
@@ -23,7 +23,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from deadline_audit import __version__
 from deadline_audit.findings import FlowStep, InputError, Layer, Location, Related, Finding
@@ -157,3 +157,38 @@ def _flow_step(data: dict) -> FlowStep:
         "default_location": _location(data["default_location"]),
         "layers": tuple(Layer(**layer) for layer in data["layers"]),
     })
+
+
+MAX_REEXAMINED = 32  # more changed files than this (a branch switch): analyse afresh
+
+
+def same_facts(previous: RunEntry | None, planned: list, now: dict[str, str], cache: Any,
+               extract: Callable[[Any], Any]) -> RunEntry | None:
+    """The last run's answer still holds when the files that changed since then yield the
+    same facts as before (a comment, a docstring word, spacing within a line): findings
+    are a function of the facts, never of the text around them. Line counts may differ:
+    they only feed `lines_scanned`. None when anything else differs.
+
+    `planned`: this run's extraction jobs; `now`: display path -> fact-cache key;
+    `cache`: the fact cache; `extract`: job -> facts, for a changed file not cached yet."""
+    if previous is None or cache is None:
+        return None
+    if now.keys() != previous.inputs.keys():
+        return None  # a file added or removed
+    changed = [job for job in planned if previous.inputs[job.display] != now[job.display]]
+    if not changed or len(changed) > MAX_REEXAMINED:
+        return None
+    lines = previous.lines_scanned
+    for job in changed:
+        before = cache.get(previous.inputs[job.display])
+        if before is None:
+            return None
+        after = cache.get(now[job.display])
+        if after is None:
+            after = extract(job)
+            cache.put(now[job.display], after)  # the full build that may follow reuses it
+        before.path = after.path = job.display
+        if dataclasses.replace(before, lines=0) != dataclasses.replace(after, lines=0):
+            return None
+        lines += after.lines - before.lines
+    return dataclasses.replace(previous, lines_scanned=lines, inputs=now)

@@ -15,7 +15,7 @@ import pytest
 
 from adoption_support import ROOT, commit_all, copy_service, git, init_repo, set_defect
 from da_cli_support import run_cli, shared_dir
-from deadline_audit import cli, pipeline
+from deadline_audit import cli, extraction, pipeline
 
 
 def findings_of(result) -> list[tuple[str, str, int]]:
@@ -130,13 +130,13 @@ def test_new_from_rev_reuses_the_fact_cache(repo, monkeypatch):
     llm = repo / "service" / "llm.py"
     llm.write_text(llm.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     extracted: list[str] = []
-    real = pipeline.extract_one
+    real = extraction.extract_one
 
     def counting(job, catalog):
         extracted.append(job.display)
         return real(job, catalog)
 
-    monkeypatch.setattr(pipeline, "extract_one", counting)
+    monkeypatch.setattr(extraction, "extract_one", counting)
     run_cli("check", "--jobs", "1")  # warms the cache for the working tree
     extracted.clear()
     run_cli("check", "--jobs", "1", "--new-from-rev", "HEAD")
@@ -325,8 +325,8 @@ def test_parallel_workers_write_the_cache(tmp_path, monkeypatch):
     monkeypatch.chdir(target)
     cold = run_cli("check", "--jobs", "2", "--format", "json", "--exit-zero")
     extracted = []
-    real = pipeline.extract_one
-    monkeypatch.setattr(pipeline, "extract_one", lambda job, catalog: extracted.append(job) or real(job, catalog))
+    real = extraction.extract_one
+    monkeypatch.setattr(extraction, "extract_one", lambda job, catalog: extracted.append(job) or real(job, catalog))
     warm = run_cli("check", "--jobs", "1", "--format", "json", "--exit-zero")
     assert extracted == []
     assert _json_without_timing(cold.output) == _json_without_timing(warm.output)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 from analysis_support import FIXTURES
-from deadline_audit import pipeline
+from deadline_audit import extraction, pipeline
 from deadline_audit.config import load_config
 
 
@@ -25,7 +25,7 @@ def test_warm_run_parses_nothing_and_reports_the_same(tmp_path, monkeypatch):
     def no_parsing(job, data, catalog):
         raise AssertionError(f"{job.display} was parsed on a warm run")
 
-    monkeypatch.setattr(pipeline, "_dispatch", no_parsing)
+    monkeypatch.setattr(extraction, "_dispatch", no_parsing)
     assert run(root) == cold
     assert sum(f[0] in ("DA101", "DA201") for f in cold) == 4  # 3 DA101 (§1.1) + 1 DA201 (§1.2 legacy handler)
     assert [f[:3] for f in cold if f[0] == "DA502"] == [("DA502", "demo/engine/config/.env", 1)]  # 30m vs 120 s
@@ -38,13 +38,13 @@ def test_changed_file_is_extracted_again(tmp_path, monkeypatch):
     run(root)
     (root / "engine" / "config" / ".env").write_text("MODEL_TIMEOUT=4h\n", encoding="utf-8")
     parsed = []
-    real = pipeline._dispatch
+    real = extraction._dispatch
 
     def counting(job, data, catalog):
         parsed.append(job.display)
         return real(job, data, catalog)
 
-    monkeypatch.setattr(pipeline, "_dispatch", counting)
+    monkeypatch.setattr(extraction, "_dispatch", counting)
     findings = run(root)
     assert parsed == ["demo/engine/config/.env"]
     assert all("4 h" in message or "4h" in message or "240 min" in message or "14400" in message
