@@ -7,6 +7,7 @@ Below `pipeline.py`; above the extractors themselves (`extract/`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -155,7 +156,9 @@ def _import_extractors(kinds: set[str]) -> None:
 
 
 def extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | None, keys: dict[int, str], *,
-                 jobs: int, progress: bool) -> list[FileFacts]:
+                 jobs: int, progress: bool, while_waiting: Callable[[], None] | None = None) -> list[FileFacts]:
+    """Facts for every planned file, in order. `while_waiting`: work for the parent process
+    while the pool's workers extract (run only when there is a pool)."""
     results: list[FileFacts | None] = [None] * len(planned)
     todo: list[int] = []
     for i, job in enumerate(planned):
@@ -179,6 +182,8 @@ def extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | 
                                  initargs=(catalog, cache)) as pool:
             done = pool.map(_extract_in_worker, [planned[i] for i in order], [keys.get(i) for i in order],
                             chunksize=chunk)
+            if while_waiting is not None:  # the workers are forked and busy: the parent is idle
+                while_waiting()
             for i, text in zip(order, done):
                 results[i] = from_json(text)
         todo_to_write = []  # the workers wrote their cache entries

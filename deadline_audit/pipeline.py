@@ -80,7 +80,8 @@ def _build(inputs: Inputs, config: Config, *, jobs: int, progress: bool) -> Buil
     errors = list(inputs.errors)
     t0 = time.perf_counter()
     catalog = inputs.catalog
-    facts = extract_all(inputs.planned, catalog, inputs.cache, inputs.keys, jobs=jobs, progress=progress)
+    facts = extract_all(inputs.planned, catalog, inputs.cache, inputs.keys, jobs=jobs, progress=progress,
+                        while_waiting=_import_analysis)
     assign_env_roles(facts, config)
     timings["extract"] = time.perf_counter() - t0
 
@@ -107,6 +108,20 @@ def _build(inputs: Inputs, config: Config, *, jobs: int, progress: bool) -> Buil
         lines_scanned=sum(f.lines for f in facts),
         phase_seconds=timings,
     )
+
+
+def _import_analysis() -> None:
+    """Import the graph (networkx) and every check while extraction workers run: ~0.3 s
+    that would otherwise come after them, on the critical path."""
+    try:
+        import deadline_audit.graph  # noqa: F401
+        import deadline_audit.postprocess  # noqa: F401
+        import deadline_audit.wire_config  # noqa: F401
+
+        for rule_id in checks.implemented_rules():
+            checks.get_check(rule_id)
+    except Exception:  # noqa: BLE001 - only a head start: the real imports report any problem
+        pass
 
 
 def _wire_problems(graph) -> list[str]:
