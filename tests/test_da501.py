@@ -103,3 +103,13 @@ def test_files_only_tests_open_are_not_program_config():
     # workflow-samples tree, where recorded histories were reported key by key).
     result = analyse("da501/replay")
     assert rule_findings(result, "DA501") == [("DA501", "da501/replay/worker/ingest.json", 3)]
+
+
+def test_an_api_document_the_program_loads_is_not_its_configuration():
+    # billing/app.py loads both config/billing.yaml (its settings) and billing/api-spec.json
+    # (the OpenAPI document it serves): the document's example `settle_timeout: 30` is part of
+    # an API, not a knob, whatever the file is called (catalog knobs.toml `document_keys`)
+    tree = "da501/apidoc"
+    assert rule_findings(analyse(tree), "DA501") == [
+        ("DA501", f"{tree}/config/billing.yaml", 3),  # ledger_lock_timeout: nothing reads it
+    ]
