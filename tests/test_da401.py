@@ -66,6 +66,28 @@ def test_exceeding_is_strict(tmp_path):
     assert line == 7 and "61 min" in message and "1 h" in message
 
 
+def test_a_library_minimum_is_a_ceiling_too(tmp_path):
+    # catalog wire.toml `clamp_calls`: math.Min over float64 conversions, as code written
+    # before Go 1.21's builtin min does it
+    from deadline_audit import pipeline
+    from deadline_audit.config import load_config
+
+    (tmp_path / "go.mod").write_text("module example.com/a\n\ngo 1.20\n")
+    source = ("package a\n\nimport (\n\t\"math\"\n\t\"time\"\n)\n\nconst ceiling = time.Hour\n\n"
+              "var asked = {asked}\n\nfunc Budget() time.Duration {{\n"
+              "\treturn time.Duration(math.Min(float64(asked), float64(ceiling)))\n}}\n")
+
+    def da401(asked: str):
+        (tmp_path / "a.go").write_text(source.format(asked=asked))
+        result = pipeline.analyse([tmp_path], load_config([tmp_path]), use_cache=False)
+        return [f for f in result.findings if f.rule_id == "DA401"]
+
+    assert da401("45 * time.Minute") == []
+    f, = da401("90 * time.Minute")
+    assert f.location.line == 10 and "90 min" in f.message and "1 h" in f.message
+    assert [r.location.line for r in f.related] == [13]  # the clamp
+
+
 def _py_tree(tmp_path, body: str, env: str):
     from deadline_audit import pipeline
     from deadline_audit.config import load_config
