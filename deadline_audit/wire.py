@@ -478,7 +478,7 @@ class _Builder:
         found = []
         for p in payloads:
             counts: dict[int, tuple[Schema, int]] = {}
-            for key in p.all_keys:
+            for key in sorted(p.all_keys):  # a set: sorted, so links come out in the same order every run
                 for schema in by_key.get(key, ()):
                     counts[id(schema)] = (schema, counts.get(id(schema), (schema, 0))[1] + 1)
             candidates = []

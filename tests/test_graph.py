@@ -356,3 +356,23 @@ def test_recursive_helpers_resolve_without_blowing_up(tmp_path):
     graph = graph_of(root)
     assert site_at(graph, "svc.py", 19)["effective_seconds"] is None
     assert site_at(graph, "svc.py", 23)["effective_seconds"] == 7
+
+
+def test_graph_export_is_the_same_whatever_the_hash_seed():
+    # one payload matches two receivers equally well (a Go struct and a pydantic model, each
+    # sharing three of its four keys): the links, and so the edges, once came out in an order
+    # that depended on iterating a set of keys, i.e. on PYTHONHASHSEED
+    import os
+    import subprocess
+    import sys
+
+    tree = Path(__file__).resolve().parents[1] / "fixtures" / "da40x_config" / "shared_keys"
+    outputs = set()
+    for seed in range(1, 7):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        out = subprocess.run([sys.executable, "-m", "deadline_audit", "graph", str(tree), "--format", "json",
+                              "--no-cache"], capture_output=True, text=True, env=env, check=True)
+        edges = json.loads(out.stdout)["graph"]["edges"]
+        assert sum(e["kind"] == "sent_as" for e in edges) == 4  # run_timeout and grace_period, to each receiver
+        outputs.add(out.stdout)
+    assert len(outputs) == 1
