@@ -47,10 +47,15 @@ def _code_fingerprint() -> str:
 
 
 def settings_key(config: Any, catalog_fingerprint: str) -> str:
-    """Everything but the inputs: the tool's code and version, the catalog, the options."""
+    """Everything but the inputs: the tool's code and version, the catalog, the options.
+    The root counts as the run sees it, from the working directory (like every path a
+    finding carries): `--new-from-rev` analyses REV in a fresh temporary folder each time,
+    entered the same way, and its answer is still the one cached for REV."""
+    options = dataclasses.asdict(config)
+    options["root"] = os.path.relpath(config.root, Path.cwd())
     digest = hashlib.sha256()
     digest.update(f"{ENTRY_VERSION}|{__version__}|{catalog_fingerprint}|{_code_fingerprint()}|".encode())
-    digest.update(json.dumps(dataclasses.asdict(config), sort_keys=True, default=str).encode())
+    digest.update(json.dumps(options, sort_keys=True, default=str).encode())
     return digest.hexdigest()
 
 

@@ -330,3 +330,16 @@ def test_parallel_workers_write_the_cache(tmp_path, monkeypatch):
     warm = run_cli("check", "--jobs", "1", "--format", "json", "--exit-zero")
     assert extracted == []
     assert _json_without_timing(cold.output) == _json_without_timing(warm.output)
+
+
+def test_new_from_rev_again_answers_both_sides_from_the_run_cache(repo, monkeypatch):
+    """REV is unpacked into a new temporary folder every run; its analysis is still the one
+    cached the first time (the root counts relative to the working directory)."""
+    (repo / "service" / "drafts.py").write_text(NEW_CLIENT, encoding="utf-8")
+    first = run_cli("check", "--format", "json", "--new-from-rev", "HEAD")
+    built = []
+    real = pipeline._build
+    monkeypatch.setattr(pipeline, "_build", lambda *a, **k: built.append(1) or real(*a, **k))
+    again = run_cli("check", "--format", "json", "--new-from-rev", "HEAD")
+    assert built == []
+    assert findings_of(again) == findings_of(first) == [("DA101", "service/drafts.py", 13)]
