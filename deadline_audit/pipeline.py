@@ -7,6 +7,7 @@ may reuse from the last one is `run_cache.py`.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,8 +180,10 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
         errors, lines, internal_errors = result.errors, result.lines_scanned, result.internal_errors
         inventory = _inventory(result, config)
         if runs is not None and key is not None and not internal_errors:
-            entry = RunEntry(findings=raw, errors=errors[len(inputs.errors):], lines_scanned=lines,
-                             inputs=_input_keys(inputs))
+            # copies: post-processing sets severities and fingerprints on the findings it
+            # reports, and the entry is written again once a reporter asks for the inventory
+            entry = RunEntry(findings=[copy.copy(f) for f in raw], errors=errors[len(inputs.errors):],
+                             lines_scanned=lines, inputs=_input_keys(inputs))
             runs.put(key, entry, settings)
             inventory = _remembered(inventory, runs, key, entry)
 
