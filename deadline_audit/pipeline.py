@@ -135,24 +135,23 @@ def _wire_problems(graph) -> list[str]:
         return []
 
 
-def run_checks(result: Build, config: Config) -> list[Finding]:
+def run_checks(result: Build, config: Config, *, jobs: int = 1) -> list[Finding]:
+    """Every enabled check over the graph, findings in rule order. With `jobs` > 1 on a
+    large graph, a forked copy of this process runs part of them meanwhile
+    (check_split.py): same findings, same order."""
+    from deadline_audit.check_split import run_split
+
     with collector_paused():
-        return _run_checks(result, config)
-
-
-def _run_checks(result: Build, config: Config) -> list[Finding]:
-    findings: list[Finding] = []
-    for rule_id in RULE_IDS + tuple(sorted(checks.implemented_rules() - set(RULE_IDS))):
-        check = checks.get_check(rule_id)
-        if check is None or (rule_id in RULE_IDS and not config.rule_enabled(rule_id)):
-            continue  # a deselected rule costs nothing
-        options = dict(config.rule_options.get(rule_id, {}))
-        try:
-            findings.extend(check(result.graph, options))
-        except Exception as exc:  # one broken check must not lose the others' findings
-            result.errors.append(InputError("", f"internal error in the {rule_id} check: {type(exc).__name__}: {exc}"))
-            result.internal_errors += 1
-    return findings
+        rules = [r for r in RULE_IDS + tuple(sorted(checks.implemented_rules() - set(RULE_IDS)))
+                 if checks.get_check(r) is not None and (r not in RULE_IDS or config.rule_enabled(r))]
+        findings: list[Finding] = []
+        for rule_id, (found, error) in run_split(result.graph, config, rules, jobs=jobs,
+                                                 lines=result.lines_scanned).items():
+            findings.extend(found)
+            if error is not None:  # one broken check must not lose the others' findings
+                result.errors.append(InputError("", error))
+                result.internal_errors += 1
+        return findings
 
 
 def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
@@ -175,7 +174,7 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
         with collector_paused():
             result = _build(inputs, config, jobs=jobs, progress=progress)
         t0 = time.perf_counter()
-        raw = run_checks(result, config)
+        raw = run_checks(result, config, jobs=jobs)
         result.phase_seconds["checks"] = time.perf_counter() - t0
         errors, lines, internal_errors = result.errors, result.lines_scanned, result.internal_errors
         inventory = _inventory(result, config)
