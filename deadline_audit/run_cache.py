@@ -52,7 +52,10 @@ def settings_key(config: Any, catalog_fingerprint: str) -> str:
     finding carries): `--new-from-rev` analyses REV in a fresh temporary folder each time,
     entered the same way, and its answer is still the one cached for REV."""
     options = dataclasses.asdict(config)
-    options["root"] = os.path.relpath(config.root, Path.cwd())
+    try:
+        options["root"] = os.path.relpath(config.root, Path.cwd())
+    except ValueError:  # another drive (Windows): no relative form
+        options["root"] = str(config.root)
     digest = hashlib.sha256()
     digest.update(f"{ENTRY_VERSION}|{__version__}|{catalog_fingerprint}|{_code_fingerprint()}|".encode())
     digest.update(json.dumps(options, sort_keys=True, default=str).encode())
