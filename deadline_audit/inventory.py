@@ -14,13 +14,15 @@ from typing import Any
 from deadline_audit.durations import Quantity, format_go_duration
 from deadline_audit.findings import Layer
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import compiled_defaults, config_defaults_for, consumed_seconds, knob_index, knob_settings, loaded_config_files, matches, seconds_of
+from deadline_audit.knobs import (compiled_defaults, config_defaults_for, consumed_seconds, false_friends, knob_index,
+                                  knob_settings, loaded_config_files, matches, seconds_of)
 
 
 def build_inventory(graph: TimeoutGraph, options: dict | None = None) -> list[dict[str, Any]]:
     options = options or {}
     idx = knob_index(graph)
     patterns, _, _ = knob_settings(graph, options)
+    friends = false_friends(graph)
     documented = _documented(graph)
     names = sorted(set(graph.env) | {r[0].name for r in idx.reads.values() if r}
                    | {n for n in documented if n in graph.env or n.upper() in idx.reads})
@@ -43,7 +45,7 @@ def build_inventory(graph: TimeoutGraph, options: dict | None = None) -> list[di
             "kind": "env",
             "name": name,
             "node": f"env:{name}",
-            "timeout_like": matches(name, patterns),
+            "timeout_like": matches(name, patterns, friends),
             "effective": effective,
             "layers": [_layer(lay, name) for lay in (var.layers if var else ())],
             "profiles": [_layer(p, name) for p in (var.profiles if var else ())],
@@ -61,13 +63,13 @@ def build_inventory(graph: TimeoutGraph, options: dict | None = None) -> list[di
         for cv in graph.files[path].config_values:
             nodes = [f"cfg:{path}#{cv.key}", f"cfg:*#{cv.key}"]
             sites = _sites(graph, nodes)
-            if not sites and not matches(cv.key.rsplit(".", 1)[-1], patterns):
+            if not sites and not matches(cv.key.rsplit(".", 1)[-1], patterns, friends):
                 continue
             out.append({
                 "kind": "config",
                 "name": cv.key,
                 "node": nodes[0],
-                "timeout_like": matches(cv.key.rsplit(".", 1)[-1], patterns),
+                "timeout_like": matches(cv.key.rsplit(".", 1)[-1], patterns, friends),
                 "effective": {"path": path, "line": cv.span.line, "raw": cv.raw,
                               "seconds": seconds_of(cv.raw, cv.key), "layer": "config", "profile": None},
                 "layers": [], "profiles": [], "documented": [],

@@ -550,9 +550,21 @@ def seconds_of(value: Any, name: str) -> float | None:
     return None
 
 
-def matches(name: str, patterns: list[str] | tuple[str, ...]) -> bool:
+def matches(name: str, patterns: list[str] | tuple[str, ...], false_friends: tuple[str, ...] = ()) -> bool:
+    """Case-insensitive glob match. `false_friends` (upper case) are words that hold a
+    pattern's word without being it (RELEASE holds LEASE, THROTTLE holds TTL): they are
+    blanked out of the name first."""
     upper = name.upper()
+    for word in false_friends:
+        if word in upper:
+            upper = upper.replace(word, "_")
     return any(fnmatchcase(upper, p.upper()) for p in patterns)
+
+
+def false_friends(graph: TimeoutGraph) -> tuple[str, ...]:
+    """Catalog knobs.toml `false_friends`, upper case, longest first."""
+    words = {str(w).upper() for w in knob_catalog(graph).get("false_friends", ()) if w}
+    return tuple(sorted(words, key=len, reverse=True))
 
 
 # -- settings, loaded files and compiled defaults shared by DA501, DA502 and the inventory

@@ -113,3 +113,13 @@ def test_an_api_document_the_program_loads_is_not_its_configuration():
     assert rule_findings(analyse(tree), "DA501") == [
         ("DA501", f"{tree}/config/billing.yaml", 3),  # ledger_lock_timeout: nothing reads it
     ]
+
+
+def test_a_word_holding_a_knob_word_is_not_a_knob():
+    # RELEASE holds LEASE, THROTTLE and SETTLE hold TTL (catalog knobs.toml `false_friends`);
+    # the lease knob beside them is still found, in the env file and in the docs
+    tree = "da501/false_friends"
+    assert rule_findings(analyse(tree), "DA501") == [
+        ("DA501", f"{tree}/.env", 3),  # CHUNK_LEASE_SECONDS: nothing reads it
+        ("DA501", f"{tree}/docs/releasing.md", 6),
+    ]

@@ -15,7 +15,8 @@ from fnmatch import fnmatchcase
 from deadline_audit.extract.markdown import is_env_name
 from deadline_audit.findings import Finding, FlowStep, Location
 from deadline_audit.graph import TimeoutGraph
-from deadline_audit.knobs import knob_catalog, knob_index, knob_settings, loaded_config_files, matches
+from deadline_audit.knobs import (false_friends, knob_catalog, knob_index, knob_settings, loaded_config_files,
+                                  matches)
 
 RULE_ID, RULE_NAME, SEVERITY = "DA501", "dead-timeout-knob", "warning"
 
@@ -23,6 +24,7 @@ RULE_ID, RULE_NAME, SEVERITY = "DA501", "dead-timeout-knob", "warning"
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     idx = knob_index(graph)
     patterns, exempt, _ = knob_settings(graph, options)
+    friends = false_friends(graph)
     seen: set[tuple[str, int, str]] = set()
     loaded = loaded_config_files(graph, idx, options)
     # a lowercase name in the docs documents a config key only when the program's own
@@ -31,12 +33,12 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 
     def knob(name: str) -> bool:
         """An env knob: a knob name that no library or runtime owns."""
-        return matches(name, patterns) and not matches(name, exempt)
+        return matches(name, patterns, friends) and not matches(name, exempt)
 
     def key_knob(dotted: str) -> bool:
         """A config key: judged by its last component (`exempt` lists env names)."""
         leaf = dotted.rsplit(".", 1)[-1]
-        return not leaf.isdigit() and matches(leaf, patterns)
+        return not leaf.isdigit() and matches(leaf, patterns, friends)
 
     def emit(name: str, loc: Location, how: str, node: str) -> Finding | None:
         key = (loc.path, loc.line, name)

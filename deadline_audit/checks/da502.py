@@ -22,8 +22,8 @@ from deadline_audit.durations import Quantity
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.graph import TimeoutGraph
 from deadline_audit.knobs import (
-    TIME_WORDS, EnvRead, compiled_defaults, config_defaults_for, consumed_seconds, has_unit, knob_index,
-    knob_settings, loaded_config_files, matches, seconds_of)
+    TIME_WORDS, EnvRead, compiled_defaults, config_defaults_for, consumed_seconds, false_friends, has_unit,
+    knob_index, knob_settings, loaded_config_files, matches, seconds_of)
 
 RULE_ID, RULE_NAME, SEVERITY = "DA502", "default-drift", "info"
 
@@ -67,6 +67,7 @@ def _config_drift(graph: TimeoutGraph, options: dict, ratio: float, patterns: li
     idx = knob_index(graph)
     if not idx.config_defaults:
         return
+    friends = false_friends(graph)
     loaded = loaded_config_files(graph, idx, options)
     leaves: dict[str, int] = {}
     for path in loaded:
@@ -76,9 +77,9 @@ def _config_drift(graph: TimeoutGraph, options: dict, ratio: float, patterns: li
         for cv in graph.files[path].config_values:
             parts = cv.key.split(".")
             leaf = parts[-1]
-            if not matches(leaf, patterns):
+            if not matches(leaf, patterns, friends):
                 continue
-            if not (matches(leaf, TIME_WORDS) or has_unit(leaf, cv.raw, [d.default for d in config_defaults_for(idx, cv.key)])):
+            if not (matches(leaf, TIME_WORDS, friends) or has_unit(leaf, cv.raw, [d.default for d in config_defaults_for(idx, cv.key)])):
                 continue
             deployed = seconds_of(cv.raw, leaf)
             if deployed is None or deployed <= 0:
@@ -126,8 +127,9 @@ def _timeout_like(graph: TimeoutGraph, name: str, raw: str, defaults: list[tuple
         return True
     if any(consumed_seconds(graph, r) is not None for r, _ in defaults):
         return True  # the code turns it into a duration (`time.Duration(n) * time.Millisecond`)
-    return matches(name, patterns) and (
-        has_unit(name, raw, [r.default for r, _ in defaults]) or matches(name, TIME_WORDS))
+    friends = false_friends(graph)
+    return matches(name, patterns, friends) and (
+        has_unit(name, raw, [r.default for r, _ in defaults]) or matches(name, TIME_WORDS, friends))
 
 
 def _where(layer: Layer) -> str:
