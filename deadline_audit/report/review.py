@@ -249,7 +249,7 @@ def analyse_for_review(paths: list[Path], config, *, jobs: int = 1, use_cache: b
 
     started = time.perf_counter()
     built = pipeline.build(paths, config, jobs=jobs, use_cache=use_cache)
-    raw = pipeline.run_checks(built, config)
+    raw = pipeline.run_checks(built, config, jobs=jobs)
     read_lines = make_line_reader()
     findings, suppressed = finalize(raw, config, read_lines)
     return build_review(built, findings, suppressed=suppressed, config=config, roots=paths,
