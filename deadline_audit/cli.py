@@ -184,7 +184,7 @@ EnvFileOpt = Annotated[
 ]
 JobsOpt = Annotated[
     int | None,
-    typer.Option("--jobs", "-j", min=1, show_default=False, help="Extract facts in N processes (default: the usable CPU cores)."),
+    typer.Option("--jobs", "-j", min=1, show_default=False, help="Extract facts in N processes, and on a large tree run part of the checks in a second one (default: the usable CPU cores)."),
 ]
 
 
