@@ -238,8 +238,6 @@ def _compact(obj: Any) -> dict[str, Any]:
     return out
 
 
-_FACT_CLASSES = frozenset({SymbolDecl, Binding, FunctionFact, CallFact, SiteFact, EnvValue, ConfigValue,
-                           KnobMention, InputProblem})
 _ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # facts are trees, never cyclic
 
 
@@ -258,6 +256,7 @@ _LIST_TYPES = {
     "knob_mentions": KnobMention,
     "problems": InputProblem,
 }
+_FACT_CLASSES = frozenset(_LIST_TYPES.values())  # the dataclasses a FileFacts list holds
 
 
 def from_json(text: str) -> FileFacts:

@@ -12,11 +12,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deadline_audit import checks
+from deadline_audit import checks, extraction
 from deadline_audit.catalog import Catalog, load_catalog
 from deadline_audit.collector import collector_paused
 from deadline_audit.config import RULE_IDS, Config
-from deadline_audit import extraction
 from deadline_audit.discovery import SourceFile, discover
 from deadline_audit.extract_cache import FactCache
 from deadline_audit.extraction import ExtractJob, assign_env_roles, extract_all, plan_jobs, with_explicit_env_files

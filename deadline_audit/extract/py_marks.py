@@ -21,6 +21,7 @@ from importlib import import_module
 from typing import Any, Callable
 
 from deadline_audit.catalog import Catalog
+from deadline_audit.extract.py_positions import LEAF_FIELDS
 from deadline_audit.facts import CallFact, FileFacts
 
 PASSES: tuple[str, ...] = ("py_marks_scopes", "py_marks_streams", "py_marks_renewal",
@@ -113,10 +114,6 @@ def _collect_imports(node: ast.AST, depth: int, out: list[tuple[int, ast.AST]]) 
 _COMPOUND = frozenset(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.stmt)
                       and any(f in _BLOCK_FIELDS for f in cls._fields))
 
-# Fields that never hold a node a pass looks at: identifiers, constants, flags, and the
-# singleton `ctx` / operator nodes.
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "name", "level", "module",
-                          "type_comment", "is_async", "simple", "conversion", "kind", "tag"})
 
 Hook = Callable[[Any], None]
 
@@ -164,7 +161,7 @@ class Walker:
             plan: tuple = ((), (), ())
         else:
             fields = tuple((f, tuple(self._after.get((cls, f), ()))) for f in cls._fields
-                           if f not in _LEAF_FIELDS and not (f == "value" and cls in (ast.Constant, ast.MatchSingleton)))
+                           if f not in LEAF_FIELDS and not (f == "value" and cls in (ast.Constant, ast.MatchSingleton)))
             plan = (tuple(self._enter.get(cls, ())), fields, tuple(self._leave.get(cls, ())))
         self._plans[cls] = plan
         return plan

@@ -32,6 +32,7 @@ import re
 
 from deadline_audit.extract.outcome_records import work_noun, worth_recording
 from deadline_audit.extract.py_marks import MarkContext, Walker
+from deadline_audit.extract.py_positions import LEAF_FIELDS
 from deadline_audit.facts import Expr, FunctionFact
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -596,9 +597,6 @@ def _lookups(st: ast.stmt):
             yield n.body, n.orelse
 
 
-_INERT_FIELDS = frozenset({"ctx", "op", "ops"})
-
-
 def _shallow_calls(st: ast.stmt, kinds: tuple = (ast.Call,)):
     """Calls in a statement's own expressions (not in nested blocks or functions)."""
     roots: list[ast.AST] = []
@@ -616,10 +614,10 @@ def _shallow_calls(st: ast.stmt, kinds: tuple = (ast.Call,)):
             yield n
         if n.__class__ is ast.Lambda:
             continue
-        # ast.iter_child_nodes, inlined (hot: every statement of every function); `ctx`
-        # and operator fields never hold one of `kinds`
+        # ast.iter_child_nodes, inlined (hot: every statement of every function), minus
+        # the fields that never hold a node
         for name in n._fields:
-            if name in _INERT_FIELDS:
+            if name in LEAF_FIELDS:
                 continue
             value = getattr(n, name, None)
             if value.__class__ is list:

@@ -47,9 +47,9 @@ _KINDS: dict[type, str] = {
 _SKIP = (ast.JoinedStr, ast.pattern)
 _NUMBER_TYPES = (int, float, complex)
 _LIST, _SCALAR = 0, 1
-# Fields that never hold a node with a position we take, or nodes below one: identifiers,
-# flags, and the singleton `ctx` / operator nodes.
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "name", "level", "module",
+# Fields that never hold a node worth visiting: identifiers, flags, and the singleton
+# `ctx` / operator nodes (shared by every walk over the stdlib tree: positions, marker passes).
+LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "name", "level", "module",
                           "type_comment", "is_async", "simple", "conversion", "kind", "tag"})
 _PLANS: dict[type, tuple[tuple[str, int], ...]] = {type(None): (), str: ()}
 
@@ -62,7 +62,7 @@ def _plan(node: ast.AST) -> tuple[tuple[str, int], ...]:
     else:
         fields = []
         for field in cls._fields:
-            if field in _LEAF_FIELDS:
+            if field in LEAF_FIELDS:
                 continue
             value = getattr(node, field, None)
             if isinstance(value, list):
