@@ -108,6 +108,9 @@ class TimeoutGraph:
         self._summaries: dict[tuple, DepSummary] = {}  # see dep_summary()
         self._callgraph = None
         self._callee_cache: dict[tuple[str, str], str | None] = {}
+        # the same fact expr asked again (most asks): by identity, the expr kept alive in
+        # the entry so that its id cannot be reused
+        self._callee_seen: dict[tuple[int, str], tuple[Expr, str | None]] = {}
         self._calls_active: set[str] = set()  # summarised calls being evaluated (recursion guard)
         self._deps_active: set[str] = set()
         self._index(facts)
@@ -153,6 +156,7 @@ class TimeoutGraph:
         # (the call graph's indexes are static: it is kept)
         self._memo.clear()
         self._callee_cache.clear()
+        self._callee_seen.clear()
 
     def _link_self_methods(self) -> None:
         """`self.m(…)` written before `m` is defined in its class reaches the extractor as a
@@ -306,9 +310,16 @@ class TimeoutGraph:
         own type, else the single target dispatch finds (see `resolve_callees`)."""
         if not callee or depth > 12:
             return None
-        key = (repr(callee), ctx.path) if not ctx.subst and depth == 0 else None
-        if key is not None and key in self._callee_cache:
-            return self._callee_cache[key]
+        key = None
+        if not ctx.subst and depth == 0:
+            seen = self._callee_seen.get((id(callee), ctx.path))
+            if seen is not None and seen[0] is callee:
+                return seen[1]
+            key = (repr(callee), ctx.path)
+            if key in self._callee_cache:
+                result = self._callee_cache[key]
+                self._callee_seen[(id(callee), ctx.path)] = (callee, result)
+                return result
         result = None
         if callee.get("k") == "method":
             sym = self.member(self.type_of(callee.get("x"), ctx, depth + 1), callee["name"], ctx.path)
@@ -319,6 +330,7 @@ class TimeoutGraph:
             result = found[0] if len(found) == 1 else None
         if key is not None:  # by content: callers also pass exprs they build on the fly
             self._callee_cache[key] = result
+            self._callee_seen[(id(callee), ctx.path)] = (callee, result)
         return result
 
     def resolve_callees(self, callee: Expr | None, ctx: Ctx) -> tuple[str, ...]:
