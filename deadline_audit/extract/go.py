@@ -16,7 +16,7 @@ from tree_sitter import Parser
 from deadline_audit.catalog import Catalog
 from deadline_audit.collector import collector_paused
 from deadline_audit.extract.go_marks import MarkTree, run_marker_passes, shared_query
-from deadline_audit.extract.go_expr import _OPS, GoExprs
+from deadline_audit.extract.go_expr import _OPS, FnFrame, GoExprs
 from deadline_audit.extract.go_query import GO, FileMatches
 from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
 from deadline_audit.extract.go_text import (
@@ -35,19 +35,6 @@ __all__ = ["extract_go", "extract_gomod"]
 _PARSER = Parser(GO)
 # the extractor's own query group, run with the marker passes' groups (go_query.py)
 _QUERIES = {"extract.comments": "(comment) @c"}
-
-
-class _Fn:
-    """A function being walked: its fact, scope and parameter indices."""
-
-    __slots__ = ("sym", "fact", "scope", "parent", "uses_keys")
-
-    def __init__(self, sym: str, fact: FunctionFact, parent: _Fn | None) -> None:
-        self.sym = sym
-        self.fact = fact
-        self.scope: dict[str, tuple[str, str | None]] = {}  # name → (sym, type)
-        self.parent = parent
-        self.uses_keys: set[str] = set()
 
 
 class _GoFile(GoExprs, GoTypes):
@@ -72,11 +59,11 @@ class _GoFile(GoExprs, GoTypes):
         self.method_results: dict[str, dict[str, str | None]] = {}  # qualified type → method → result
         self.pkg_vars: dict[str, str | None] = {}  # package var/const → type
         self.str_consts: dict[str, str] = {}  # package const → string value
-        self.fn: _Fn | None = None
-        self.param_of: dict[str, tuple[_Fn, int]] = {}  # param sym → (function, index)
+        self.fn: FnFrame | None = None
+        self.param_of: dict[str, tuple[FnFrame, int]] = {}  # param sym → (function, index)
         self.derived: dict[str, set[tuple[int, int]]] = {}  # local sym → {(id(fn), index)}
         self.func_locals: set[str] = set()  # locals bound to a func literal or function value
-        self.fn_by_id: dict[int, _Fn] = {}
+        self.fn_by_id: dict[int, FnFrame] = {}
         self.iota: int | None = None
         self.env_names: dict[str, None] = {}
         self.cfg_files: dict[str, None] = {}
@@ -324,7 +311,7 @@ class _GoFile(GoExprs, GoTypes):
         self.decl(sym, kind, node.child_by_field_name("name"))
         fact = FunctionFact(sym=sym, span=self.pos.span(node), receiver_type=rtype,
                             result_type=self.result_type(node))
-        fn = _Fn(sym, fact, None)
+        fn = FnFrame(sym, fact, None)
         if recv is not None and recv[0] and recv[0] != "_":
             rsym = sym + "." + recv[0]
             fn.scope[recv[0]] = (rsym, rtype)
@@ -337,7 +324,7 @@ class _GoFile(GoExprs, GoTypes):
             f.fact.called_params.sort()
             f.fact.timer_params.sort()
 
-    def function(self, node: Any, fn: _Fn) -> None:
+    def function(self, node: Any, fn: FnFrame) -> None:
         fact = fn.fact
         self.facts.functions.append(fact)
         self.fn_by_id[id(fn)] = fn
@@ -425,7 +412,7 @@ class _GoFile(GoExprs, GoTypes):
         sym = (enclosing if enclosing else self.pfx.rstrip(".")) + f".func@{line}:{col}"
         fact = FunctionFact(sym=sym, span=self.pos.span(node), result_type=self.result_type(node),
                             enclosing=enclosing)
-        self.function(node, _Fn(sym, fact, self.fn))
+        self.function(node, FnFrame(sym, fact, self.fn))
         return {"k": "fnref", "sym": sym}
 
     # --- statements -----------------------------------------------------------------

@@ -4,13 +4,11 @@ which owns the scopes, the file's declarations and the statement walk."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE, parse_number, selector_parts, unquote
-from deadline_audit.facts import CallFact, Expr, SiteFact
+from deadline_audit.facts import CallFact, Expr, FunctionFact, SiteFact
 
-if TYPE_CHECKING:
-    from deadline_audit.extract.go import _Fn
 
 _NUMERIC_CONV = frozenset(
     "byte float32 float64 int int8 int16 int32 int64 rune uint uint8 uint16 uint32 uint64 uintptr".split()
@@ -36,6 +34,19 @@ def _use_key(e: Expr) -> Any:
     return repr(e)
 
 
+class FnFrame:
+    """A function being walked: its fact, scope and parameter indices."""
+
+    __slots__ = ("sym", "fact", "scope", "parent", "uses_keys")
+
+    def __init__(self, sym: str, fact: FunctionFact, parent: FnFrame | None) -> None:
+        self.sym = sym
+        self.fact = fact
+        self.scope: dict[str, tuple[str, str | None]] = {}  # name → (sym, type)
+        self.parent = parent
+        self.uses_keys: set[str] = set()
+
+
 class GoExprs:
     """Expression conversion; expects the attributes and helpers `_GoFile` defines."""
 
@@ -43,7 +54,7 @@ class GoExprs:
     STMT: dict[str, Any]
 
     # --- expressions ----------------------------------------------------------------
-    def fn_stack(self) -> list[_Fn]:
+    def fn_stack(self) -> list[FnFrame]:
         out = []
         fn = self.fn
         while fn is not None:

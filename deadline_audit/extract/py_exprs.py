@@ -7,16 +7,16 @@ source (`py_positions`) depends on it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
-from deadline_audit.extract.py_scope import Entry, lookup
-from deadline_audit.facts import Binding, CallFact, Expr, SiteFact, Span
+from deadline_audit.extract.py_index import PyIndex
+from deadline_audit.extract.py_scope import ClassInfo, Entry, FuncState, Scope, lookup
+from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, SiteFact, Span
 from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE
 
-if TYPE_CHECKING:
-    from deadline_audit.extract.py_walker import Extractor
 
 _BINOPS = {
     cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div", cst.FloorDivide: "div",
@@ -114,17 +114,40 @@ def is_upper_const(name: str) -> bool:
 
 
 class ExprMixin:
-    """The expression half of `Extractor` (see py_walker.py for the state it uses)."""
+    """The expression half of `Extractor` (py_walker.py): what it reads of the walker's
+    state and calls of its statement half is declared here, so this half stands on its own."""
+
+    path: str
+    module_sym: str
+    idx: PyIndex
+    facts: FileFacts
+    scope: Scope
+    func: FuncState | None
+    store: Expr | None  # the assignment target of the statement being converted
+    classes: dict[str, ClassInfo]
+    comp_names: list[set[str]]
+    pending_names: list[tuple[Expr, Scope, str]]
+    pending_calls: list[tuple[Expr, Any, dict[str, Expr], Span, str | None]]
+    timer_values: list[Expr]
+    env_seen: set[str]
+    literals_seen: set[str]
+    _expr_handlers: dict[type, Callable[..., Expr]]
+    timer_roles: frozenset[str]
+    pos: Callable[..., Span]
+    stmt: Callable[[cst.CSTNode], None]
+    bind_name: Callable[[str, Expr, Span], None]
+    note_called: Callable[[str], None]
+    function: Callable[..., Expr]
 
     # -- dispatch -----------------------------------------------------------------------
-    def expr(self: Extractor, node: cst.CSTNode) -> Expr:
+    def expr(self, node: cst.CSTNode) -> Expr:
         handler = self._expr_handlers.get(type(node))
         if handler is None:
             self.walk_generic(node)
             return unknown(text_of(node))
         return handler(self, node)
 
-    def walk_generic(self: Extractor, node: cst.CSTNode) -> None:
+    def walk_generic(self, node: cst.CSTNode) -> None:
         kinds = _CHILD_KINDS
         for child in node.children:
             kind = kinds.get(child.__class__)
@@ -138,7 +161,7 @@ class ExprMixin:
                 self.walk_generic(child)
 
     # -- leaves -------------------------------------------------------------------------
-    def _name(self: Extractor, node: cst.Name) -> Expr:
+    def _name(self, node: cst.Name) -> Expr:
         name = node.value
         if self.func is not None:
             self.func.words.append(name)
@@ -151,7 +174,7 @@ class ExprMixin:
             return placeholder
         return self.entry_value(entry, name)
 
-    def entry_value(self: Extractor, entry: Entry, name: str) -> Expr:
+    def entry_value(self, entry: Entry, name: str) -> Expr:
         kind = entry.kind
         if kind in ("var", "const", "field", "param", "local"):
             return {"k": "ref", "sym": entry.sym} if entry.sym else unknown(name)
@@ -163,7 +186,7 @@ class ExprMixin:
             return {"k": "ref", "sym": "sym:py:" + entry.sym}
         return unknown(name)  # builtins, self
 
-    def _number(self: Extractor, node: cst.BaseNumber) -> Expr:
+    def _number(self, node: cst.BaseNumber) -> Expr:
         span = self.pos("num", node)
         text = node.value  # type: ignore[attr-defined]
         try:  # not `evaluated_value`: it runs `ast.literal_eval` (a compile) per literal
@@ -175,11 +198,11 @@ class ExprMixin:
                 return unknown(text)
         return {"k": "num", "v": value, "u": None, "at": [span.line, span.column]}
 
-    def _imaginary(self: Extractor, node: cst.Imaginary) -> Expr:
+    def _imaginary(self, node: cst.Imaginary) -> Expr:
         self.pos("num", node)
         return unknown(node.value)
 
-    def _string(self: Extractor, node: cst.BaseString) -> Expr:
+    def _string(self, node: cst.BaseString) -> Expr:
         value = string_value(node)
         if not isinstance(value, str):
             return unknown("bytes")
@@ -195,7 +218,7 @@ class ExprMixin:
                 self.facts.config_keys_read.append(m.group(1))  # `"WORKER_TIMEOUT=30"` for a child
         return {"k": "str", "v": value}
 
-    def _fstring(self: Extractor, node: cst.FormattedString) -> Expr:
+    def _fstring(self, node: cst.FormattedString) -> Expr:
         # inner positions are skipped on both sides (py_positions); words still count
         if self.func is not None:
             for part in node.parts:
@@ -211,14 +234,14 @@ class ExprMixin:
                        for p in node.parts)
         return {**unknown("f-string"), "glob": re.sub(r"\*+", "*", glob)[:80]}
 
-    def _concat(self: Extractor, node: cst.ConcatenatedString) -> Expr:
+    def _concat(self, node: cst.ConcatenatedString) -> Expr:
         # with an f-string part the whole concatenation is one f-string (inner positions skipped)
         if _has_fstring(node):
             return unknown("f-string")
         return self._string(node)
 
     # -- attribute access ---------------------------------------------------------------
-    def _attribute(self: Extractor, node: cst.Attribute) -> Expr:
+    def _attribute(self, node: cst.Attribute) -> Expr:
         name = node.attr.value
         base = node.value
         if self.func is not None:
@@ -242,7 +265,7 @@ class ExprMixin:
             return value
         return {"k": "field", "x": self.expr(base), "name": name}
 
-    def owner_attr(self: Extractor, base: cst.Name, name: str) -> Expr:
+    def owner_attr(self, base: cst.Name, name: str) -> Expr:
         """`x.name` with `x` a plain name: a symbol when the owner's class is known."""
         entry = lookup(self.scope, base.value, self.comp_names)
         if entry is not None:
@@ -251,7 +274,7 @@ class ExprMixin:
                 return {"k": "ref", "sym": "sym:" + entry.type + "." + name}  # type: ignore[operator]
         return {"k": "field", "x": self._name(base), "name": name}
 
-    def import_chain_value(self: Extractor, entry: Entry, chain: list[str]) -> Expr:
+    def import_chain_value(self, entry: Entry, chain: list[str]) -> Expr:
         qualified = ".".join([entry.sym, *chain[1:]])
         if self.idx.is_external(qualified):
             return unknown(qualified)
@@ -264,7 +287,7 @@ class ExprMixin:
             value = {"k": "field", "x": value, "name": part}
         return value
 
-    def _subscript(self: Extractor, node: cst.Subscript) -> Expr:
+    def _subscript(self, node: cst.Subscript) -> Expr:
         span = self.pos("subscript", node)
         chain = name_chain(node.value)
         env_entry = None
@@ -291,7 +314,7 @@ class ExprMixin:
         return unknown(text_of(node.value) + "[…]")
 
     # -- operators ----------------------------------------------------------------------
-    def _binop(self: Extractor, node: cst.BinaryOperation) -> Expr:
+    def _binop(self, node: cst.BinaryOperation) -> Expr:
         left = self.expr(node.left)
         right = self.expr(node.right)
         op = _BINOPS.get(type(node.operator))
@@ -299,7 +322,7 @@ class ExprMixin:
             return unknown(type(node.operator).__name__)
         return {"k": "op", "op": op, "args": [left, right]}
 
-    def _unop(self: Extractor, node: cst.UnaryOperation) -> Expr:
+    def _unop(self, node: cst.UnaryOperation) -> Expr:
         inner = self.expr(node.expression)
         if isinstance(node.operator, cst.Minus):
             if inner.get("k") == "num":
@@ -309,7 +332,7 @@ class ExprMixin:
             return inner
         return unknown(type(node.operator).__name__)
 
-    def _boolop(self: Extractor, node: cst.BooleanOperation) -> Expr:
+    def _boolop(self, node: cst.BooleanOperation) -> Expr:
         left = self.expr(node.left)
         right = self.expr(node.right)
         if isinstance(node.operator, cst.Or):
@@ -317,13 +340,13 @@ class ExprMixin:
             return {"k": "or", "args": args}
         return unknown("and")
 
-    def _compare(self: Extractor, node: cst.Comparison) -> Expr:
+    def _compare(self, node: cst.Comparison) -> Expr:
         self.expr(node.left)
         for target in node.comparisons:
             self.expr(target.comparator)
         return unknown("comparison")
 
-    def _ifexp(self: Extractor, node: cst.IfExp) -> Expr:
+    def _ifexp(self, node: cst.IfExp) -> Expr:
         body = self.expr(node.body)
         test = self.expr(node.test)
         orelse = self.expr(node.orelse)
@@ -333,7 +356,7 @@ class ExprMixin:
             return {"k": "or", "args": [body, orelse]}
         return unknown("conditional")
 
-    def _await(self: Extractor, node: cst.Await) -> Expr:
+    def _await(self, node: cst.Await) -> Expr:
         inner = node.expression
         if isinstance(inner, cst.Call):
             return self.call(inner, awaited=True)
@@ -342,7 +365,7 @@ class ExprMixin:
             self.note_called(inner.value)
         return value
 
-    def _named(self: Extractor, node: cst.NamedExpr) -> Expr:
+    def _named(self, node: cst.NamedExpr) -> Expr:
         span = self.pos("namedexpr", node)
         value = self.expr(node.value)
         if isinstance(node.target, cst.Name):
@@ -350,12 +373,12 @@ class ExprMixin:
         return value
 
     # -- containers ---------------------------------------------------------------------
-    def _sequence(self: Extractor, node: cst.Tuple | cst.List | cst.Set) -> Expr:
+    def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Expr:
         for element in node.elements:
             self.expr(element.value)
         return unknown(type(node).__name__)
 
-    def _dict(self: Extractor, node: cst.Dict) -> Expr:
+    def _dict(self, node: cst.Dict) -> Expr:
         span = self.pos("dict", node)
         items: list[list[Any]] = []  # [key, value]: a list, so that no user key reads as an Expr field
         for element in node.elements:
@@ -370,7 +393,7 @@ class ExprMixin:
             return {"k": "dict", "items": items, "at": [span.line, span.column]}
         return unknown("Dict")
 
-    def _comprehension(self: Extractor, node: Any) -> Expr:
+    def _comprehension(self, node: Any) -> Expr:
         names: set[str] = set()
         comp = node.for_in
         while comp is not None:
@@ -394,7 +417,7 @@ class ExprMixin:
             self.comp_names.pop()
         return unknown(type(node).__name__)
 
-    def _target_names(self: Extractor, node: cst.CSTNode, out: set[str]) -> None:
+    def _target_names(self, node: cst.CSTNode, out: set[str]) -> None:
         if isinstance(node, cst.Name):
             out.add(node.value)
         elif isinstance(node, (cst.Tuple, cst.List)):
@@ -403,11 +426,11 @@ class ExprMixin:
         elif isinstance(node, cst.StarredElement):
             self._target_names(node.value, out)
 
-    def _starred(self: Extractor, node: cst.StarredElement) -> Expr:
+    def _starred(self, node: cst.StarredElement) -> Expr:
         self.expr(node.value)
         return unknown("starred")
 
-    def _yield(self: Extractor, node: cst.Yield) -> Expr:
+    def _yield(self, node: cst.Yield) -> Expr:
         value = node.value
         if isinstance(value, cst.From):
             self.expr(value.item)
@@ -415,14 +438,14 @@ class ExprMixin:
             self.expr(value)
         return unknown("yield")
 
-    def _lambda(self: Extractor, node: cst.Lambda) -> Expr:
+    def _lambda(self, node: cst.Lambda) -> Expr:
         return self.function(node, lambda_=True)
 
     # -- calls --------------------------------------------------------------------------
-    def _call(self: Extractor, node: cst.Call) -> Expr:
+    def _call(self, node: cst.Call) -> Expr:
         return self.call(node, awaited=False)
 
-    def call(self: Extractor, node: cst.Call, awaited: bool) -> Expr:
+    def call(self, node: cst.Call, awaited: bool) -> Expr:
         func = node.func
         fname = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
         span = self.pos("call", node, fname)
@@ -487,7 +510,7 @@ class ExprMixin:
             self.bind_constructor(callee["sym"], kw, span, function)
         return result
 
-    def callee(self: Extractor, func: cst.BaseExpression) -> tuple[Expr, str | None, bool]:
+    def callee(self, func: cst.BaseExpression) -> tuple[Expr, str | None, bool]:
         """(callee expr, qualified name when it names an API/builtin, deferred?)"""
         if isinstance(func, cst.Name):
             name = func.value
@@ -529,14 +552,14 @@ class ExprMixin:
         self.expr(func)
         return unknown(text_of(func)), None, False
 
-    def qualify_chain(self: Extractor, chain: list[str]) -> str | None:
+    def qualify_chain(self, chain: list[str]) -> str | None:
         entry = lookup(self.scope, chain[0], self.comp_names)
         if entry is not None and entry.kind == "import":
             return ".".join([entry.sym, *chain[1:]])
         return None
 
     # -- catalog semantics ----------------------------------------------------------------
-    def env_call(self: Extractor, entry: dict[str, Any], args: list[Expr], kw: dict[str, Expr], span: Span) -> Expr:
+    def env_call(self, entry: dict[str, Any], args: list[Expr], kw: dict[str, Expr], span: Span) -> Expr:
         name_arg = entry.get("name_arg", 0)
         default_arg = entry.get("default_arg")
         name = args[name_arg] if name_arg is not None and name_arg < len(args) else kw.get("key", unknown("name"))
@@ -547,13 +570,13 @@ class ExprMixin:
             default = kw[entry["default_kw"]]
         return self.env_expr(name, default, span)
 
-    def env_expr(self: Extractor, name: Expr, default: Expr | None, span: Span) -> Expr:
+    def env_expr(self, name: Expr, default: Expr | None, span: Span) -> Expr:
         if name.get("k") == "str" and name["v"] not in self.env_seen:
             self.env_seen.add(name["v"])
             self.facts.env_names_read.append(name["v"])
         return {"k": "env", "name": name, "default": default, "at": [span.line, span.column]}
 
-    def timedelta_value(self: Extractor, args: list[Expr], kw: dict[str, Expr], at: list[int]) -> Expr:
+    def timedelta_value(self, args: list[Expr], kw: dict[str, Expr], at: list[int]) -> Expr:
         scale = self.idx.timedelta_keywords
         parts: list[tuple[Expr, float]] = []
         for i, arg in enumerate(args):
@@ -570,7 +593,7 @@ class ExprMixin:
                          else {"k": "op", "op": "mul", "args": [e, {"k": "num", "v": f, "u": "s"}]})
         return terms[0] if len(terms) == 1 else {"k": "op", "op": "add", "args": terms}
 
-    def emit_sites(self: Extractor, specs: list[Any], span: Span, args: list[Expr],
+    def emit_sites(self, specs: list[Any], span: Span, args: list[Expr],
                    kw: dict[str, Expr], kw_spans: dict[str, Span]) -> None:
         call_id = f"site:{self.path}:{span.line}:{span.column}"
         function = self.func.fact.sym if self.func is not None else None
@@ -590,7 +613,7 @@ class ExprMixin:
             if value is not None and spec.role in self.timer_roles and self.func is not None:
                 self.timer_values.append(value)
 
-    def bind_constructor(self: Extractor, callee_sym: str, kw: dict[str, Expr], span: Span,
+    def bind_constructor(self, callee_sym: str, kw: dict[str, Expr], span: Span,
                          function: str | None) -> None:
         """Keyword arguments of a project class's constructor bind to `Class.__init__.kw`
         and, for field-declaring classes (dataclass, pydantic), to `Class.kw`."""

@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from deadline_audit.checks import da101
 from deadline_audit.findings import Location
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
-from deadline_audit.report.review import count_text, span_text
+from deadline_audit.report.review_model import count_text, span_text
 from deadline_audit.report.review_renewals import loop_around, renewal_bound
 
 INF = math.inf
