@@ -1,6 +1,6 @@
 """The timeout-flow graph (SPEC §2): facts of all files -> one networkx MultiDiGraph.
 
-`build_graph` indexes the facts, then walks backwards from every site (and every lease
+`graph_build.build_graph` indexes the facts (`TimeoutGraph`), then walks backwards from every site (and every lease
 the graph recognises) through the expressions that feed it, adding `env:`, `cfg:`,
 `sym:`, `lit:` and `site:` nodes with `flows` edges. Values are resolved in seconds per
 *scenario*: `effective` (env layers and profiles applied, SPEC §2) and `default` (no env
@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import networkx as nx
 
+from deadline_audit.analysis.context import Ctx, Lease
 from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
@@ -27,24 +28,6 @@ from deadline_audit.findings import Layer, Location
 SCENARIOS = ("effective", "default")
 HARD_ROLES = ("transport_deadline", "context_deadline", "read_timeout")
 _MAX_DEPTH = 40
-
-
-@dataclass
-class Ctx:
-    """Where an expression is evaluated: its file and, inside a summarised call, the
-    arguments standing for the callee's parameters."""
-
-    path: str
-    subst: dict[str, tuple[Expr, "Ctx"]] = field(default_factory=dict)
-    call_at: tuple[str, int, int] | None = None  # outermost call: where a helper's env read is attributed
-    fn: str | None = None  # the summarised function whose parameters `subst` binds
-
-    def local(self, sym: str) -> bool:
-        """A local of the summarised function: evaluated with this call's arguments."""
-        return self.fn is not None and sym.startswith(self.fn + ".") and sym not in self.subst
-
-    def key(self) -> tuple:
-        return (self.path, tuple(sorted((k, id(v[0])) for k, v in self.subst.items())))
 
 
 @dataclass
@@ -64,23 +47,6 @@ class EnvVar:
             if p.profile in ("production", "prod"):
                 return p.raw, p
         return None
-
-
-@dataclass
-class Lease:
-    """An operation lease: a call that supervises one operation with a renewable timer."""
-
-    id: str  # the site id of the lease call
-    location: Location
-    function: str | None  # where the lease call is written
-    duration: Expr | None
-    ctx: Ctx
-    operations: list[str]  # function symbols the lease supervises
-    helper: str | None  # the lease helper function, when there is one
-    kind: str = "helper"  # helper | temporal
-    unit: str = "s"
-    name: str | None = None  # a short string argument naming the lease ("model_call")
-    body_sites: list[str] = field(default_factory=list)  # sites written inside the lease's own body
 
 
 class TimeoutGraph:
@@ -149,11 +115,12 @@ class TimeoutGraph:
         self._link_self_methods()
         self._index_env(facts)
         self._bind_params()
-        from deadline_audit.config_tags import bind_config_tags
+        self.forget_memos()
 
-        bind_config_tags(self)
-        # types memoised while parameters were still being bound may have missed them
-        # (the call graph's indexes are static: it is kept)
+    def forget_memos(self) -> None:
+        """Drop what was memoised while bindings were still being added (parameters
+        bound from call sites, config tags): types and values read then may have missed
+        them. The call graph's indexes are static: it is kept."""
         self._memo.clear()
         self._callee_cache.clear()
         self._callee_seen.clear()
@@ -1100,16 +1067,6 @@ def _matches_any(sym: str, patterns: Any) -> bool:
 def _type_of_sym(sym: str) -> str:
     body = sym.split(":", 2)
     return f"py:{body[2]}" if body[1] == "py" else body[2]
-
-
-def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = (),
-                wire_config: Any = None) -> TimeoutGraph:
-    from deadline_audit.graph_build import populate
-
-    graph = TimeoutGraph(facts, catalog, declared_leases)
-    graph.wire_config = wire_config  # components and links from configuration (wire_config.py)
-    populate(graph)
-    return graph
 
 
 def _names_word(sym: str, words: set[str]) -> bool:

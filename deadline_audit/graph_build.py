@@ -1,15 +1,30 @@
-"""Populate the networkx graph of a TimeoutGraph: nodes and `flows` edges, walking
-backwards from every site and lease through the expressions that feed them."""
+"""Build the timeout-flow graph: index the facts (graph.TimeoutGraph), then populate its
+networkx graph: nodes and `flows` edges, walking backwards from every site and lease
+through the expressions that feed them."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from deadline_audit.catalog import Catalog
+from deadline_audit.config_tags import bind_config_tags
+from deadline_audit.duration_text import format_seconds
 from deadline_audit.durations import Quantity
-from deadline_audit.facts import Expr
+from deadline_audit.facts import Expr, FileFacts
 from deadline_audit.findings import Location
 from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, to_seconds
-from deadline_audit.duration_text import format_seconds
+
+
+def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = (),
+                wire_config: Any = None) -> TimeoutGraph:
+    """Index the facts, bind config-file tags (a binding the indexes' memos may have
+    missed: they are forgotten), then populate the networkx graph."""
+    graph = TimeoutGraph(facts, catalog, declared_leases)
+    bind_config_tags(graph)
+    graph.forget_memos()
+    graph.wire_config = wire_config  # components and links from configuration (wire_config.py)
+    populate(graph)
+    return graph
 
 
 def populate(graph: TimeoutGraph) -> None:

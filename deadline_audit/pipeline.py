@@ -90,7 +90,7 @@ def _build(inputs: Inputs, config: Config, *, jobs: int, progress: bool) -> Buil
             errors.append(InputError(item.path, problem.message, problem.line, problem.column))
 
     t0 = time.perf_counter()
-    from deadline_audit.graph import build_graph
+    from deadline_audit.graph_build import build_graph
 
     declared = tuple(config.rule_options.get("DA101", {}).get("lease-functions", ()))
     from deadline_audit.wire_config import WireConfig
@@ -114,7 +114,7 @@ def _import_analysis() -> None:
     """Import the graph (networkx) and every check while extraction workers run: ~0.3 s
     that would otherwise come after them, on the critical path."""
     try:
-        import deadline_audit.graph  # noqa: F401
+        import deadline_audit.graph_build  # noqa: F401
         import deadline_audit.postprocess  # noqa: F401
         import deadline_audit.wire_config  # noqa: F401
 

@@ -17,21 +17,19 @@ Unresolvable stays unresolved: no target, no link.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 import pathspec
 
+from deadline_audit.analysis.context import Ctx, GraphView
 from deadline_audit.facts import Expr, walk_exprs as _walk
-
-if TYPE_CHECKING:
-    from deadline_audit.graph import Ctx, TimeoutGraph
 
 _MAX_TARGETS = 8  # a dispatch wider than this says nothing about which code runs
 _PROMOTION_DEPTH = 3
 
 
 class CallGraph:
-    def __init__(self, graph: "TimeoutGraph") -> None:
+    def __init__(self, graph: GraphView) -> None:
         self.graph = graph
         self._callees: dict[str, frozenset[str]] = {}
         self._dispatch: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -118,7 +116,7 @@ class CallGraph:
             return tuple(sorted(found))[:_MAX_TARGETS] if len(found) <= _MAX_TARGETS else ((own,) if own else ())
         return (own,) if own else ()
 
-    def targets(self, callee: Expr | None, ctx: "Ctx", depth: int = 0) -> tuple[str, ...]:
+    def targets(self, callee: Expr | None, ctx: Ctx, depth: int = 0) -> tuple[str, ...]:
         """Every module function a call of `callee` may run."""
         g = self.graph
         if not callee or depth > 8:
@@ -159,7 +157,6 @@ class CallGraph:
         return ()
 
     def _held_functions(self, sym: str, depth: int, skip: Expr | None = None) -> tuple[str, ...]:
-        from deadline_audit.graph import Ctx
 
         g = self.graph
         found: list[str] = []
@@ -179,7 +176,6 @@ class CallGraph:
     def callees(self, fn_sym: str) -> frozenset[str]:
         if fn_sym in self._callees:
             return self._callees[fn_sym]
-        from deadline_audit.graph import Ctx
 
         g = self.graph
         found: set[str] = set()
@@ -237,7 +233,7 @@ class CallGraph:
             return ()
         return self.dispatch(g.functions[sym][0].receiver_type, callee["name"])
 
-    def value_targets(self, expr: Any, ctx: "Ctx") -> tuple[str, ...]:
+    def value_targets(self, expr: Any, ctx: Ctx) -> tuple[str, ...]:
         """Functions an argument hands on as a value: a function or method named without
         calling it, a closure, or the call inside `create_task(f())`/`partial(f, …)`."""
         if not isinstance(expr, dict):

@@ -15,19 +15,15 @@ Vocabulary and parameter words are catalog data (vocabulary.toml, leases.toml).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from deadline_audit.analysis.context import Ctx, GraphView, Lease
 from deadline_audit.facts import CallFact, FunctionFact
 from deadline_audit.findings import Location
-
-if TYPE_CHECKING:
-    from deadline_audit.graph import Lease, TimeoutGraph
 
 _WAITS = ("timer", "ticker", "sleep")
 _DURATION_TYPES = ("timedelta", "Duration", "float", "int")
 
 
-def lease_holders(graph: "TimeoutGraph") -> dict[str, int]:
+def lease_holders(graph: GraphView) -> dict[str, int]:
     """Context managers that hold a lease: symbol -> index of the duration parameter."""
     key = ("_lease_holders",)
     if key in graph._memo:
@@ -44,7 +40,7 @@ def lease_holders(graph: "TimeoutGraph") -> dict[str, int]:
     return found
 
 
-def field_lease_holders(graph: "TimeoutGraph") -> dict[str, tuple[str, int]]:
+def field_lease_holders(graph: GraphView) -> dict[str, tuple[str, int]]:
     """Holder methods whose TTL is the object's own (`claim = Claim(r, key, ttl=120)`;
     `with claim.held(): ...`): symbol -> (the class's `__init__`, index of its TTL
     parameter). The lease duration is the constructor's argument for that parameter."""
@@ -68,7 +64,7 @@ def field_lease_holders(graph: "TimeoutGraph") -> dict[str, tuple[str, int]]:
     return found
 
 
-def _keeps_renewing(graph: "TimeoutGraph", sym: str, words: set[str]) -> bool:
+def _keeps_renewing(graph: GraphView, sym: str, words: set[str]) -> bool:
     """Something the holder calls or starts waits on a sleep/timer/ticker, and lease or
     renewal vocabulary is written in it or in its helpers."""
     helpers = graph.reachable([sym], limit=24) - {sym}
@@ -80,7 +76,7 @@ def _keeps_renewing(graph: "TimeoutGraph", sym: str, words: set[str]) -> bool:
     return waits and bool(words & vocabulary)
 
 
-def _duration_param(graph: "TimeoutGraph", fn: FunctionFact) -> int | None:
+def _duration_param(graph: GraphView, fn: FunctionFact) -> int | None:
     """The parameter named as a TTL (a timer parameter of a holder is its renewal
     period, not the lease)."""
     words = graph.catalog.file("leases").get("renewal", {}).get("store", {}).get("ttl_param_words", ())
@@ -92,7 +88,7 @@ def _duration_param(graph: "TimeoutGraph", fn: FunctionFact) -> int | None:
     return None
 
 
-def structural_leases(graph: "TimeoutGraph", helpers: dict[str, tuple[int, int]]) -> list["Lease"]:
+def structural_leases(graph: GraphView, helpers: dict[str, tuple[int, int]]) -> list[Lease]:
     holders = lease_holders(graph)
     found = _holder_leases(graph, holders)
     found.extend(_decorator_leases(graph, holders, helpers))
@@ -102,14 +98,13 @@ def structural_leases(graph: "TimeoutGraph", helpers: dict[str, tuple[int, int]]
 
 # -- a renewal started before the work and stopped after it ------------------------------
 
-def renewers(graph: "TimeoutGraph") -> dict[str, tuple[dict, str, str, "CallFact"]]:
+def renewers(graph: GraphView) -> dict[str, tuple[dict, str, str, "CallFact"]]:
     """Functions (closures included) whose loop renews a lease: symbol -> (TTL expr, its
     path, unit, the renewing call). The renewal is a lease store's renew method (catalog
     `renewal.store`) called in a loop, the TTL its duration argument."""
     key = ("_renewers",)
     if key in graph._memo:
         return graph._memo[key]
-    from deadline_audit.graph import Ctx
 
     store = graph.catalog.file("leases").get("renewal", {}).get("store", {})
     methods = set(store.get("methods", ()))
@@ -138,7 +133,7 @@ def renewers(graph: "TimeoutGraph") -> dict[str, tuple[dict, str, str, "CallFact
     return found
 
 
-def _ttl_argument(graph: "TimeoutGraph", store: dict, call: CallFact, target: str) -> tuple[dict, str] | None:
+def _ttl_argument(graph: GraphView, store: dict, call: CallFact, target: str) -> tuple[dict, str] | None:
     fn, fn_path = graph.functions[target]
     go = graph.lang.get(fn_path) == "go"
     words = store.get("ttl_param_words", ())
@@ -156,11 +151,10 @@ def _ttl_argument(graph: "TimeoutGraph", store: dict, call: CallFact, target: st
     return None
 
 
-def _ttl_by_shape(graph: "TimeoutGraph", store: dict, call: CallFact, path: str) -> tuple[dict, str] | None:
+def _ttl_by_shape(graph: GraphView, store: dict, call: CallFact, path: str) -> tuple[dict, str] | None:
     """A renew method the program does not define (an interface with no constructed
     implementation, an external client): the one argument typed as a duration (Go) or
     named as a TTL (Python)."""
-    from deadline_audit.graph import Ctx
 
     if graph.lang.get(path) == "go":
         typed = [a for a in call.args if graph.type_of(a, Ctx(path)) in store.get("go_ttl_types", ())]
@@ -175,7 +169,7 @@ def _ttl_by_shape(graph: "TimeoutGraph", store: dict, call: CallFact, path: str)
     return arg, "ms" if name.lower().endswith("_ms") else "s"
 
 
-def _starters(graph: "TimeoutGraph") -> dict[str, str]:
+def _starters(graph: GraphView) -> dict[str, str]:
     """Functions that start a renewer in the background and return (a goroutine or task
     runs it): starter -> renewer."""
     key = ("_lease_starters",)
@@ -201,11 +195,10 @@ def _starters(graph: "TimeoutGraph") -> dict[str, str]:
     return found
 
 
-def _bracket_leases(graph: "TimeoutGraph") -> list["Lease"]:
+def _bracket_leases(graph: GraphView) -> list[Lease]:
     """`hb := beginRenewal(…); work(); hb.stop()` / `defer stop()`, and
     `task = asyncio.create_task(self._renew(…))` … `task.cancel()`: an operation lease over
     the calls between the start and the stop, with the TTL the renewer renews."""
-    from deadline_audit.graph import Ctx, Lease
 
     active = renewers(graph)
     starters = _starters(graph)
@@ -244,7 +237,7 @@ def _bracket_leases(graph: "TimeoutGraph") -> list["Lease"]:
     return found
 
 
-def _started(graph: "TimeoutGraph", call: CallFact, ctx, starters: dict[str, str],
+def _started(graph: GraphView, call: CallFact, ctx, starters: dict[str, str],
              active: dict) -> tuple[str | None, str | None]:
     """(starter, renewer) when this call starts a renewal in the background."""
     target = graph.resolve_callee(call.callee, ctx)
@@ -258,7 +251,7 @@ def _started(graph: "TimeoutGraph", call: CallFact, ctx, starters: dict[str, str
     return None, None
 
 
-def _stop_line(graph: "TimeoutGraph", caller: str, start: CallFact, calls) -> int | None:
+def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | None:
     """Where the renewal the start call returned is stopped: a later call on its handle
     (`hb.stop()`, `task.cancel()`, `stop()`); a deferred stop lasts to the function's end."""
     handles: set[str] = set()
@@ -281,7 +274,7 @@ def _stop_line(graph: "TimeoutGraph", caller: str, start: CallFact, calls) -> in
     return None
 
 
-def _local_bindings(graph: "TimeoutGraph", caller: str):
+def _local_bindings(graph: GraphView, caller: str):
     key = ("_local_bindings", caller)
     if key not in graph._memo:
         prefix = caller + "."
@@ -290,8 +283,7 @@ def _local_bindings(graph: "TimeoutGraph", caller: str):
     return graph._memo[key]
 
 
-def _holder_leases(graph: "TimeoutGraph", holders: dict[str, int]) -> list["Lease"]:
-    from deadline_audit.graph import Ctx
+def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
 
     found = []
     by_field = field_lease_holders(graph)
@@ -333,9 +325,8 @@ def _holder_leases(graph: "TimeoutGraph", holders: dict[str, int]) -> list["Leas
     return found
 
 
-def _decorator_leases(graph: "TimeoutGraph", holders: dict[str, int],
-                      helpers: dict[str, tuple[int, int]]) -> list["Lease"]:
-    from deadline_audit.graph import Ctx
+def _decorator_leases(graph: GraphView, holders: dict[str, int],
+                      helpers: dict[str, tuple[int, int]]) -> list[Lease]:
 
     found = []
     factories: dict[str, int | None] = {}
@@ -359,10 +350,9 @@ def _decorator_leases(graph: "TimeoutGraph", holders: dict[str, int],
     return found
 
 
-def _armed_param(graph: "TimeoutGraph", factory: str, holders: dict[str, int],
+def _armed_param(graph: GraphView, factory: str, holders: dict[str, int],
                  helpers: dict[str, tuple[int, int]]) -> int | None:
     """The factory parameter that arms a holder or runner inside its nested wrapper."""
-    from deadline_audit.graph import Ctx
 
     outer = graph.functions[factory][0]
     todo, seen = list(graph.closures.get(factory, ())), set()
@@ -388,7 +378,7 @@ def _within(inner, outer) -> bool:
         (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
 
 
-def _call_at(graph: "TimeoutGraph", path: str, line: int, col: int) -> CallFact | None:
+def _call_at(graph: GraphView, path: str, line: int, col: int) -> CallFact | None:
     facts = graph.files.get(path)
     for call in facts.calls if facts else ():
         if call.span.line == line and call.span.column == col:
@@ -404,9 +394,8 @@ def _arg(call: CallFact, fn: FunctionFact, index: int):
     return None
 
 
-def _lease(graph: "TimeoutGraph", call: CallFact, path: str, caller: str | None, fn: FunctionFact,
-           index: int, ops: list[str], helper: str, args_from: CallFact | None = None) -> "Lease":
-    from deadline_audit.graph import Ctx, Lease
+def _lease(graph: GraphView, call: CallFact, path: str, caller: str | None, fn: FunctionFact,
+           index: int, ops: list[str], helper: str, args_from: CallFact | None = None) -> Lease:
 
     duration = _arg(args_from or call, fn, index)
     if duration is None:  # the parameter's default
@@ -421,7 +410,7 @@ def _lease(graph: "TimeoutGraph", call: CallFact, path: str, caller: str | None,
 
 # -- DB row leases -----------------------------------------------------------------------
 
-def row_lease_writers(graph: "TimeoutGraph") -> set[str]:
+def row_lease_writers(graph: GraphView) -> set[str]:
     """Functions whose SQL moves a timestamp column to now() + an interval (catalog
     `row_lease.sql`): each call renews a row's lease."""
     key = ("_row_lease_writers",)
@@ -429,7 +418,6 @@ def row_lease_writers(graph: "TimeoutGraph") -> set[str]:
         return graph._memo[key]
     import re
 
-    from deadline_audit.graph import Ctx
 
     pattern = graph.catalog.file("leases").get("row_lease", {}).get("sql")
     found: set[str] = set()
@@ -446,7 +434,7 @@ def row_lease_writers(graph: "TimeoutGraph") -> set[str]:
     return found
 
 
-def _sql_text(graph: "TimeoutGraph", arg, ctx, sql) -> bool:
+def _sql_text(graph: GraphView, arg, ctx, sql) -> bool:
     """A SQL statement written here or held by a constant/local bound to a string literal
     (bindings read directly: no value resolution per argument)."""
     if not isinstance(arg, dict):
@@ -466,7 +454,7 @@ def _sql_text(graph: "TimeoutGraph", arg, ctx, sql) -> bool:
     return isinstance(text, str) and len(text) < 4000 and sql.search(text) is not None
 
 
-def _constructor_call(graph: "TimeoutGraph", receiver, ctx) -> CallFact | None:
+def _constructor_call(graph: GraphView, receiver, ctx) -> CallFact | None:
     """The constructor call that built a holder's receiver: written in place
     (`Claim(...).held()`) or the one value of a local (`claim = Claim(...)`)."""
     expr = receiver

@@ -15,10 +15,9 @@ Summaries read facts only; a summary that cannot be decided is absent (no summar
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from deadline_audit.graph import TimeoutGraph
+from deadline_audit.analysis.context import GraphView
 
 _LOCAL_DEPTH = 6
 
@@ -29,7 +28,7 @@ class EnvReader:
     env_returns: tuple[bool, ...]  # per return statement: does it carry the env read?
 
 
-def env_reader(graph: "TimeoutGraph", fn_sym: str) -> EnvReader | None:
+def env_reader(graph: GraphView, fn_sym: str) -> EnvReader | None:
     """The env-reader summary of a function, or None when no return reads the env."""
     key = ("_summary_env", fn_sym)
     if key in graph._memo:
@@ -50,7 +49,7 @@ def env_reader(graph: "TimeoutGraph", fn_sym: str) -> EnvReader | None:
     return result
 
 
-def _env_names(graph: "TimeoutGraph", fn_sym: str, expr: Any, depth: int, seen: set[str]) -> set[Any]:
+def _env_names(graph: GraphView, fn_sym: str, expr: Any, depth: int, seen: set[str]) -> set[Any]:
     """The name exprs of the env reads this expr's value comes from: a parameter symbol,
     or the literal name; locals of the function are followed through their bindings."""
     found: set[Any] = set()
@@ -85,7 +84,7 @@ def _env_names(graph: "TimeoutGraph", fn_sym: str, expr: Any, depth: int, seen: 
     return found
 
 
-def lease_runners(graph: "TimeoutGraph") -> dict[str, tuple[int, int]]:
+def lease_runners(graph: GraphView) -> dict[str, tuple[int, int]]:
     """Runner helpers and lease holders: function -> (duration param, operation param or -1)."""
     from deadline_audit.analysis.leases import lease_holders
 
