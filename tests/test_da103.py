@@ -130,3 +130,39 @@ def test_python_platform_negatives_are_linked_but_safe():
         ("da103/py_platform/media/election.py", 24),
         ("da103/py_platform/media/jobs.py", 33),
     ]
+
+
+def test_fields_of_each_object_built_where_the_renewal_runs():
+    # the period and TTL are fields of the renewing object and have no single value
+    # globally; each object built where its renewal method is called gets its own:
+    # - Go composite literals: 10 s / 30 s (silent) and 2 min / 2 min (error);
+    # - a Go constructor setting the fields from its parameters, run through a method that
+    #   starts the loop on its own receiver: 30 s / 90 s (silent), 50 s / 45 s constants
+    #   from another package (error); a keeper built elsewhere is not judged;
+    # - Go functional options over safe defaults (60 s / 20 s): defaults and Every(5 s)
+    #   silent, TTL(40 s) + Every(30 s) a warning;
+    # - a Python class built twice (120 s / 30 s silent, 20 s / 25 s error) and a dataclass
+    #   with safe defaults and one object given 10 s / 8 s (warning)
+    result = analyse("da103/instances")
+    assert da103(result) == [
+        ("DA103", "da103/instances/internal/beacon/beacon.go", 20, "error"),
+        ("DA103", "da103/instances/internal/keeper/keeper.go", 29, "error"),
+        ("DA103", "da103/instances/internal/keeper/keeper.go", 66, "warning"),
+        ("DA103", "da103/instances/sweeper/leases.py", 19, "error"),
+        ("DA103", "da103/instances/sweeper/leases.py", 34, "warning"),
+    ]
+    by_line = {f.location.line: f for f in result.findings if f.rule_id == "DA103"}
+    beacon = by_line[20]
+    assert "renewal every 120 s" in beacon.message and "120 s TTL" in beacon.message
+    assert [rel(r.location) for r in beacon.related] == [("da103/instances/internal/beacon/beacon.go", 27),
+                                                         ("da103/instances/cmd/fleet/main.go", 22)]
+    shards = by_line[29]
+    assert "renewal every 50 s" in shards.message and "45 s TTL" in shards.message
+    assert rel(shards.related[-1].location) == ("da103/instances/cmd/fleet/main.go", 27)  # shards.Start(ctx)
+    session = by_line[66]
+    assert "renewal every 30 s" in session.message and "40 s TTL" in session.message
+    rows = by_line[19]
+    assert "renewal every 25 s" in rows.message and "20 s TTL" in rows.message
+    assert rel(rows.related[-1].location) == ("da103/instances/sweeper/run.py", 10)
+    marker = by_line[34]
+    assert "renewal every 8 s" in marker.message and "10 s TTL" in marker.message

@@ -31,6 +31,7 @@ EXPECTED = {
     ],
     "DA103": [
         ("DA103", f"{ROOT}/internal/lease/lease.go", 68),  # ticker == TTL, Extend through an interface
+        ("DA103", f"{ROOT}/internal/lease/pulse.go", 10),  # 15 s / 15 s given by functional options to New
         ("DA103", f"{ROOT}/reelpy/beacon.py", 18),  # time.sleep(TTL) in a thread renewing with expire(TTL)
         ("DA103", f"{ROOT}/reelpy/claims.py", 39),  # anyio.sleep(self.ttl) then expire(self.ttl)
         ("DA103", f"{ROOT}/reelpy/keeper.py", 15),  # 30 s vs 40 s TTL in an asyncio.TaskGroup task
@@ -91,11 +92,13 @@ def test_runner_named_as_a_lease_is_a_lease(result):
     assert "45 s" in f.message and "120 s" in f.message
 
 
-@pytest.mark.xfail(strict=True, reason="functional options: the period and TTL are struct fields set by "
-                   "option closures (WithTTL(d) sets c.ttl) applied in New; field values are not "
-                   "resolved per constructed instance, so the 15 s / 15 s pair stays unresolved")
 def test_functional_options_renewal(result):
-    assert ("DA103", f"{ROOT}/internal/lease/pulse.go", 10) in rule_findings(result, "DA103")
+    # New(store, key, WithTTL(15 s), WithRenewEvery(15 s)): the fields of that one object,
+    # where globally each field has two values (New's defaults and the option's parameter)
+    f = finding_at(result, "DA103", "internal/lease/pulse.go", 10)
+    assert "renewal every 15 s" in f.message and "15 s TTL" in f.message
+    assert [(r.location.path.rsplit("reelforge/", 1)[-1], r.location.line) for r in f.related] == [
+        ("internal/lease/pulse.go", 17), ("internal/lease/pulse.go", 25)]
 
 
 def test_evidence_names_the_function_actually_called(result):

@@ -26,7 +26,8 @@ from fnmatch import fnmatchcase
 
 from deadline_audit.analysis.leases import row_lease_writers
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
-from deadline_audit.facts import CallFact, Expr
+from deadline_audit.analysis.instances import Fields, object_fields
+from deadline_audit.facts import CallFact, Expr, SiteFact
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 
@@ -42,6 +43,10 @@ class Ttl:
     seconds: float | None
     default_seconds: float | None
     what: str  # related-location message
+    # what the TTL is evaluated from, to evaluate it again for one object (per_instance)
+    expr: Expr | None = None
+    ctx: Ctx | None = None
+    unit: str | None = None
 
 
 @dataclass
@@ -64,6 +69,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         if len(values) != 1 or None in values or any(_seconds(graph, p) is None for p in loop.periods):
             # a helper whose period is its parameter: compared at each call, with what it renews there
             yield from _per_call_site(graph, fn_sym, loop, ratio)
+            # a method whose period or TTL are fields of its object: per object built
+            yield from _per_instance(graph, fn_sym, loop, ratio)
         if len(values) != 1 or None in values:
             continue  # unresolved, or two candidate TTLs that disagree: no link
         ttl = min(ttls.values(), key=lambda t: (t.location.path, t.location.line))
@@ -183,6 +190,101 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
             )
 
 
+def _per_instance(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) -> Iterable[Finding]:
+    """A renewal method whose period or TTL is a field of its object (`c.every`,
+    `self.ttl`) that has no single value globally (functional options, two objects built
+    differently): at each call of the method on an object whose construction is visible
+    (analysis/instances.py), the period and the TTL that object was given. Reported at the
+    period, once per period; the object's construction is a related location."""
+    if loop.temporal or not loop.ttls or any(t.expr is None for t in loop.ttls):
+        return
+    global_ttls = {t.seconds for t in loop.ttls}
+    global_t = next(iter(global_ttls)) if len(global_ttls) == 1 else None
+    periods = [p for p in sorted(set(loop.periods)) if p in _site_facts(graph)
+               and (global_t is None or _seconds(graph, p) is None)]
+    if not periods:
+        return
+    reported: set[str] = set()
+    for call, path in _calls_on_objects(graph, loop_fn):
+        fields = object_fields(graph, call.callee.get("x"), Ctx(path))
+        if not fields:
+            continue
+        ttls = {t.key: (t, graph.seconds(t.expr, _with(t.ctx, fields), t.unit)) for t in loop.ttls}
+        values = {v for _, v in ttls.values()}
+        if len(values) != 1 or None in values:
+            continue
+        ttl, t = min(ttls.values(), key=lambda tv: (tv[0].location.path, tv[0].location.line))
+        for period in periods:
+            site, site_path = _site_facts(graph)[period]
+            p = graph.seconds(site.value, _with(Ctx(site_path), fields), _unit(graph, site))
+            if period in reported or p is None or p <= 0 or t <= 0 or p <= t * ratio or (loop.additive and p < t):
+                continue
+            reported.add(period)
+            yield _instance_finding(graph, period, ttl, p, t, ratio, Location(path, call.span.line, call.span.column))
+
+
+def _calls_on_objects(graph: TimeoutGraph, loop_fn: str) -> list[tuple[CallFact, str]]:
+    """The calls that run `loop_fn` (or the function it is written in) as a method of an
+    object: `obj.run()`, `go obj.run()`. A method that runs it on its own object
+    (`go k.loop(ctx)` in `Start`, Python `self.loop()`) passes the question on to its
+    own callers, a few levels up."""
+    todo = [loop_fn]
+    while todo[-1] in graph.functions and graph.functions[todo[-1]][0].enclosing:
+        todo.append(graph.functions[todo[-1]][0].enclosing)
+    seen = set(todo)
+    found: list[tuple[CallFact, str]] = []
+    for _ in range(4):
+        up: list[str] = []
+        for method in todo:
+            owner = method.rsplit(".", 1)[0]
+            for call, path, caller in _calls_of(graph).get(method, ()):
+                callee = call.callee
+                x = callee.get("x") or {}
+                if callee.get("k") == "method" and not _own_receiver(graph, x, caller):
+                    found.append((call, path))
+                elif caller not in seen and caller.rsplit(".", 1)[0] == owner:
+                    seen.add(caller)  # the same object, one method up
+                    up.append(caller)
+        if not up:
+            break
+        todo = up
+    return sorted(found, key=lambda c: (c[1], c[0].span.line, c[0].span.column))
+
+
+def _own_receiver(graph: TimeoutGraph, x: Expr, caller: str) -> bool:
+    """`x` is the receiver of the method `caller` (Go: a parameter with no position)."""
+    if x.get("k") != "ref" or x["sym"].rsplit(".", 1)[0] != caller:
+        return False
+    decl = graph.decls.get(x["sym"])
+    return decl is not None and decl.kind == "param" and decl.index is None
+
+
+def _with(ctx: Ctx, fields: Fields) -> Ctx:
+    return Ctx(ctx.path, {**ctx.subst, **fields}, ctx.call_at, ctx.fn)
+
+
+def _instance_finding(graph: TimeoutGraph, period: str, ttl: Ttl, p: float, t: float, ratio: float,
+                      at: Location) -> Finding:
+    error = p >= t
+    what = graph.g.nodes[period].get("label", "renewal period")
+    head = (f"renewal every {describe_seconds(p)} ({what}) is "
+            + (f"not shorter than the {describe_seconds(t)} TTL it renews" if error else
+               f"more than {ratio:g} of the {describe_seconds(t)} TTL it renews")
+            + f", for the object renewed by the call at {at.path}:{at.line}")
+    consequence = ("the lease lapses before it is renewed, so another holder can take it while this one is alive"
+                   if error else "one slow or failed renewal lets the lease lapse while its holder is alive")
+    return Finding(
+        rule_id=RULE_ID, rule=RULE_NAME, severity="error" if error else "warning",
+        message=f"{head}: {consequence}.",
+        location=location_of(graph, period),
+        related=[Related(f"{ttl.what.split(' (')[0]} ({describe_seconds(t)} for this object)", ttl.location),
+                 Related(f"the object is renewed from here, built with a period of {describe_seconds(p)} "
+                         f"and a TTL of {describe_seconds(t)}", at)],
+        flow=[],
+        fix=f"renew at about a third of the TTL (every {describe_seconds(t / 3)}), or derive the period from the TTL (ttl / 3).",
+    )
+
+
 def _calls_of(graph: TimeoutGraph) -> dict[str, list[tuple[CallFact, str, str]]]:
     """Callee → its call sites (call, path, calling function), built once."""
     key = ("_da103_calls_of",)
@@ -221,8 +323,21 @@ def _option_pairs(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
 
 def _site_ttl(graph: TimeoutGraph, site: str, what: str) -> Ttl:
     attrs = graph.g.nodes[site]
+    fact, path = _site_facts(graph)[site]
     return Ttl(site, location_of(graph, site), attrs.get("effective_seconds"), attrs.get("default_seconds"),
-               f"{what} ({describe_seconds(attrs.get('effective_seconds'))})")
+               f"{what} ({describe_seconds(attrs.get('effective_seconds'))})", fact.value, Ctx(path), _unit(graph, fact))
+
+
+def _site_facts(graph: TimeoutGraph) -> dict[str, tuple[SiteFact, str]]:
+    key = ("_da103_site_facts",)
+    if key not in graph._memo:
+        graph._memo[key] = {s.id: (s, path) for s, path in graph.sites}
+    return graph._memo[key]
+
+
+def _unit(graph: TimeoutGraph, site: SiteFact) -> str | None:
+    spec = graph.spec(site)
+    return site.unit or (spec.unit if spec else None)
 
 
 def _ttls_by_function(graph: TimeoutGraph, renewing: set[str]) -> dict[str, list[Ttl]]:
@@ -404,7 +519,7 @@ def _store_ttl(graph: TimeoutGraph, spec: dict, call: CallFact, path: str, targe
         loc = Location(path, call.span.line, call.span.column)
         short = target.split(":", 2)[-1].rsplit("/", 1)[-1]
         return [Ttl(f"arg:{path}:{call.span.line}:{call.span.column}", loc, eff, dflt,
-                    f"TTL passed to {short} here ({describe_seconds(eff)})")]
+                    f"TTL passed to {short} here ({describe_seconds(eff)})", expr, ectx, unit)]
     return []
 
 
