@@ -166,3 +166,14 @@ def test_fields_of_each_object_built_where_the_renewal_runs():
     assert rel(rows.related[-1].location) == ("da103/instances/sweeper/run.py", 10)
     marker = by_line[34]
     assert "renewal every 8 s" in marker.message and "10 s TTL" in marker.message
+
+
+def test_redsync_mutex_extended_slower_than_its_expiry():
+    # go-redsync: NewMutex(name, WithExpiry(20 s)) extended by ExtendContext every 30 s in a
+    # goroutine of the function that took the lock: error at the ticker, the expiry related;
+    # a second lock extended with Extend every third of its expiry is silent
+    result = analyse("da103/redsync")
+    assert da103(result) == [("DA103", "da103/redsync/internal/jobs/jobs.go", 31, "error")]
+    f = next(f for f in result.findings if f.rule_id == "DA103")
+    assert "renewal every 30 s" in f.message and "20 s TTL" in f.message
+    assert [rel(r.location) for r in f.related] == [("da103/redsync/internal/jobs/jobs.go", 23)]
