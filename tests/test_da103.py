@@ -177,3 +177,20 @@ def test_redsync_mutex_extended_slower_than_its_expiry():
     f = next(f for f in result.findings if f.rule_id == "DA103")
     assert "renewal every 30 s" in f.message and "20 s TTL" in f.message
     assert [rel(r.location) for r in f.related] == [("da103/redsync/internal/jobs/jobs.go", 23)]
+
+
+def test_lock_clients_typed_by_what_their_constructor_returns():
+    # `cli, err := clientv3.New(cfg)` and `lock, err := locker.Obtain(...)` say nothing of
+    # their types by name: the catalog's result types make Grant / KeepAliveOnce and
+    # Refresh recognisable on them. etcd renewed every 15 s for a 10 s lease (error),
+    # redislock refreshed every 12 s for 10 s (error); both safe twins (a client from
+    # NewFromURL, redislock.Obtain as a package function) renew at a third
+    result = analyse("da103/lock_clients")
+    assert da103(result) == [
+        ("DA103", "da103/lock_clients/election/election.go", 27, "error"),
+        ("DA103", "da103/lock_clients/render/render.go", 25, "error"),
+    ]
+    by_file = {f.location.path.rsplit("/", 1)[-1]: f for f in result.findings if f.rule_id == "DA103"}
+    assert [rel(r.location) for r in by_file["election.go"].related] == [("da103/lock_clients/election/election.go", 19)]
+    assert [rel(r.location) for r in by_file["render.go"].related] == [("da103/lock_clients/render/render.go", 32)]
+    assert "12 s" in by_file["render.go"].message and "10 s TTL" in by_file["render.go"].message

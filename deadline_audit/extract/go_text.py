@@ -223,6 +223,8 @@ class GoCatalog:
         self._call: dict[str, list[SiteSpec]] = {}
         self._env: dict[str, dict[str, Any] | None] = {}
         self._conv: dict[str, dict[str, Any] | None] = {}
+        self._results: dict[str, str] = {str(k): str(v) for k, v in catalog.table("go", "results").items()}
+        self._result: dict[str, str | None] = {}
         self._call_funcs = _Patterns([f for s in catalog.sites if s.lang == "go" and s.kind == "call" for f in s.funcs])
         self._env_funcs = _Patterns([f for e in catalog.entries("go", "env_reads") for f in _funcs(e.get("func"))])
         self._conv_funcs = _Patterns([f for e in catalog.entries("go", "conversions") for f in _funcs(e.get("func"))])
@@ -252,6 +254,23 @@ class GoCatalog:
     def implicit_fields(self, type_name: str) -> list[SiteSpec]:
         return [s for s in self.catalog.sites if s.lang == "go" and s.kind == "field"
                 and s.type == type_name and s.implicit_default is not None]
+
+    def result_type(self, qualified: str) -> str | None:
+        """The type an external function or method returns, from the catalog's `results`
+        ("pkg.Func" or "pkg.Type.Method", `v*` globs allowed -> a type of the same package)."""
+        if qualified in self._result:
+            return self._result[qualified]
+        name = self._results.get(qualified)
+        if name is None:
+            name = next((v for k, v in self._results.items() if any(c in k for c in "*?[")
+                         and fnmatch.fnmatchcase(qualified, k)), None)
+        found = None
+        if name is not None:
+            dot = qualified.find(".", qualified.rfind("/") + 1)
+            package = qualified[:dot] if dot > 0 else qualified
+            found = name if "." in name.rsplit("/", 1)[-1] else f"{package}.{name}"
+        self._result[qualified] = found
+        return found
 
     def call_sites(self, qualified: str) -> list[SiteSpec]:
         got = self._call.get(qualified)

@@ -197,17 +197,27 @@ class GoTypes:
         return self.guess_new(node)
 
     def guess_new(self, node: Any) -> str | None:
-        """The `pkg.NewT(...)` part of guess_type, for a node whose static_type is None."""
+        """The `pkg.NewT(...)` part of guess_type, for a node whose static_type is None; and
+        the catalog's result types of external functions and methods whose name does not
+        say what they return (`clientv3.New` -> Client, `locker.Obtain` -> Lock)."""
         if node.type != "call_expression":
             return None
         fn = node.child_by_field_name("function")
         if fn.type == "selector_expression":
             operand = fn.child_by_field_name("operand")
-            if operand.type == "identifier":
+            fname = self.text(fn.child_by_field_name("field"))
+            if operand.type == "identifier" and self.lookup(self.text(operand)) is None:
                 ip = self.alias(self.text(operand))
-                fname = self.text(fn.child_by_field_name("field"))
-                if ip is not None and fname.startswith("New") and len(fname) > 3 and fname[3].isupper():
-                    return ip + "." + fname[3:]
+                if ip is not None:
+                    listed = self.cat.result_type(ip + "." + fname)
+                    if listed is not None:
+                        return listed
+                    if fname.startswith("New") and len(fname) > 3 and fname[3].isupper():
+                        return ip + "." + fname[3:]
+                    return None
+            owner = self.operand_type(operand)
+            if owner is not None and "." in owner:
+                return self.cat.result_type(owner + "." + fname)
         return None
 
     def do_type_decl(self, node: Any) -> None:
