@@ -179,15 +179,18 @@ def test_redsync_mutex_extended_slower_than_its_expiry():
     assert [rel(r.location) for r in f.related] == [("da103/redsync/internal/jobs/jobs.go", 23)]
 
 
-def test_lock_clients_typed_by_what_their_constructor_returns():
+def test_lock_clients_typed_by_what_their_constructor_returns_or_the_interface_held():
     # `cli, err := clientv3.New(cfg)` and `lock, err := locker.Obtain(...)` say nothing of
     # their types by name: the catalog's result types make Grant / KeepAliveOnce and
     # Refresh recognisable on them. etcd renewed every 15 s for a 10 s lease (error),
     # redislock refreshed every 12 s for 10 s (error); both safe twins (a client from
     # NewFromURL, redislock.Obtain as a package function) renew at a third
+    # go-redis held as the Cmdable interface (a struct field): 30 s for a 20 s key (error);
+    # a UniversalClient re-setting its key at a third of the TTL is silent
     result = analyse("da103/lock_clients")
     assert da103(result) == [
         ("DA103", "da103/lock_clients/election/election.go", 27, "error"),
+        ("DA103", "da103/lock_clients/presence/presence.go", 28, "error"),
         ("DA103", "da103/lock_clients/render/render.go", 25, "error"),
     ]
     by_file = {f.location.path.rsplit("/", 1)[-1]: f for f in result.findings if f.rule_id == "DA103"}
