@@ -94,6 +94,30 @@ def test_python_shapes():
     assert "asyncio.wait_for 45 s ≤ the lease 60 s" in crawl.message
 
 
+def test_python_lease_over_calls_written_in_its_own_body():
+    # The lease's block calls the model itself, no function of the module in between:
+    # - a client held in a field (AsyncOpenAI 100 s) under `async with ledger.holding(…, 120)`;
+    # - a LangChain chat model at module level (`request_timeout=90`) awaited in the block;
+    # - a renewer coroutine started with create_task and cancelled after the call
+    #   (AsyncAnthropic 30 s under a 60 s renewal).
+    # Silent: the same field client streamed, or given its own 900 s per request; a
+    # LangChain model streamed with astream (45 s); one whose timeout (600 s) outlives the lease.
+    result = analyse("da101/py_body_clients")
+    assert da101(result) == [
+        ("DA101", "da101/py_body_clients/scribe/steps.py", 13),
+        ("DA101", "da101/py_body_clients/scribe/steps.py", 21),
+        ("DA101", "da101/py_body_clients/scribe/steps.py", 71),
+    ]
+    draft = by_line(result, "scribe/steps.py", 13)
+    assert "90 s ≤ the lease 120 s" in draft.message
+    assert [rel(r.location) for r in draft.related] == [("da101/py_body_clients/scribe/steps.py", 51)]
+    field_client = by_line(result, "scribe/steps.py", 21)
+    assert "100 s ≤ the lease 120 s" in field_client.message
+    assert [rel(r.location) for r in field_client.related] == [("da101/py_body_clients/scribe/steps.py", 24)]
+    review = by_line(result, "scribe/steps.py", 71)
+    assert "30 s ≤ the lease 60 s" in review.message
+
+
 def test_python_correct_shapes_are_silent():
     # derived cap, phase-only httpx timeout, a deadline off the supervised path
     assert da101(analyse("da101/py_negatives")) == []

@@ -47,6 +47,11 @@ class Lease:
     unit: str = "s"
     name: str | None = None  # a short string argument naming the lease ("model_call")
     body_sites: list[str] = field(default_factory=list)  # sites written inside the lease's own body
+    # the calls written in the lease's own body (in `function`, at `location.path`), and the
+    # symbols they go through (receivers, arguments): the clients an external call under
+    # the lease uses (`await llm.chat.completions.create()`)
+    body_calls: list[CallFact] = field(default_factory=list)
+    body_uses: list[str] = field(default_factory=list)
 
 
 class GraphView(Protocol):
@@ -77,6 +82,8 @@ class GraphView(Protocol):
     def resolve_callee(self, callee: Expr | None, ctx: Ctx, depth: int = 0) -> str | None: ...
 
     def resolve_callees(self, callee: Expr | None, ctx: Ctx) -> tuple[str, ...]: ...
+
+    def resolve_sym(self, expr: Expr | None, ctx: Ctx) -> str | None: ...
 
     def call_subst(self, fn: FunctionFact, call: Expr | CallFact, ctx: Ctx) -> dict[str, tuple[Expr, Ctx]]: ...
 

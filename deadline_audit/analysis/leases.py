@@ -16,7 +16,7 @@ Vocabulary and parameter words are catalog data (vocabulary.toml, leases.toml).
 from __future__ import annotations
 
 from deadline_audit.analysis.context import Ctx, GraphView, Lease
-from deadline_audit.facts import CallFact, FunctionFact
+from deadline_audit.facts import CallFact, FunctionFact, walk_exprs
 from deadline_audit.findings import Location
 
 _WAITS = ("timer", "ticker", "sleep")
@@ -233,7 +233,7 @@ def _bracket_leases(graph: GraphView) -> list[Lease]:
                 id=f"site:{path}:{call.span.line}:{call.span.column}",
                 location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
                 function=caller, duration=ttl, ctx=tctx, operations=list(dict.fromkeys(ops)), helper=renewer,
-                unit=unit, body_sites=body))
+                unit=unit, body_sites=body, body_calls=inside, body_uses=_symbols_used(graph, inside, ctx)))
     return found
 
 
@@ -243,6 +243,10 @@ def _started(graph: GraphView, call: CallFact, ctx, starters: dict[str, str],
     target = graph.resolve_callee(call.callee, ctx)
     if target in starters:
         return target, starters[target]
+    if target in active and not call.awaited and graph.lang.get(ctx.path) == "python":
+        # `task = asyncio.create_task(ledger.renew(job, 60))`: the renewer's coroutine,
+        # made here and handed to whatever runs it in the background
+        return target, target
     if call.callee.get("k") == "ext":  # create_task(self._renew(…)), start_soon(renew, …)
         for arg in call.args:
             for t in graph.callgraph.value_targets(arg, ctx):
@@ -303,15 +307,18 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
             scope = f"holder:{call.span.line}:{call.span.column}"
             ops: list[str] = []
             spans = []
+            inside = []
             for inner, inner_path in calls:
                 if scope in inner.scopes:
+                    inside.append(inner)
                     spans.append(inner.span)
                     ops.extend(graph.resolve_callees(inner.callee, Ctx(inner_path)))
                     for arg in [*inner.args, *inner.kw.values()]:
                         ops.extend(graph.callgraph.value_targets(arg, Ctx(inner_path)))
             body = [site.id for site in graph.sites_in.get(caller, ())
                     if any(_within(site.span, span) for span in spans)]
-            if not ops and not body:
+            uses = _symbols_used(graph, inside, ctx)
+            if not ops and not body and not uses:
                 continue
             ops = list(dict.fromkeys(ops))
             if built is not None:  # the TTL is the constructor's argument
@@ -321,8 +328,22 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
             else:
                 lease = _lease(graph, call, path, caller, graph.functions[target][0], holders[target], ops, target)
             lease.body_sites = body
+            lease.body_calls = inside
+            lease.body_uses = uses
             found.append(lease)
     return found
+
+
+def _symbols_used(graph: GraphView, calls: list[CallFact], ctx: Ctx) -> list[str]:
+    """The symbols the given calls go through: their receivers' chains and arguments."""
+    found: dict[str, None] = {}
+    for call in calls:
+        for expr in [call.callee, *call.args, *call.kw.values()]:
+            for sub in walk_exprs(expr):
+                sym = graph.resolve_sym(sub, ctx)
+                if sym:
+                    found[sym] = None
+    return list(found)
 
 
 def _decorator_leases(graph: GraphView, holders: dict[str, int],

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
+from deadline_audit.facts import CallFact
 from deadline_audit.findings import Finding, Related
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
 
@@ -65,18 +66,23 @@ def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verd
         for site_id in lease.body_sites:
             if site_id in hard_by_id:
                 candidates.setdefault(site_id, (*hard_by_id[site_id], "inside the lease's body"))
+        for holder in lease.body_uses:
+            for site, path in by_carrier.get(holder, ()):
+                candidates.setdefault(site.id, (site, path, "on the client the lease's body uses"))
         for fn in supervised:
             for site, path in by_function.get(fn, ()):
                 candidates.setdefault(site.id, (site, path, "inside the supervised operation"))
             for holder in graph.used_symbols(fn):
                 for site, path in by_carrier.get(holder, ()):
                     candidates.setdefault(site.id, (site, path, "on the client the supervised operation uses"))
+        requests = [(call, call_path) for fn in supervised for call, call_path in graph.calls_in.get(fn, ())]
+        requests += [(call, lease.location.path) for call in lease.body_calls]
         for site, path, how in candidates.values():
-            if how.startswith("on the client") and _overridden(graph, site, path, supervised):
+            if how.startswith("on the client") and _overridden(graph, site, path, requests):
                 verdicts.setdefault(site.id, []).append(
                     Verdict(lease.id, False, "every supervised request passes its own timeout"))
                 continue
-            if site.role == "read_timeout" and _streamed(graph, site, path, supervised):
+            if site.role == "read_timeout" and _streamed(graph, site, path, requests):
                 verdicts.setdefault(site.id, []).append(
                     Verdict(lease.id, False, "a per-read timeout on a streamed call is an idle timeout"))
                 continue
@@ -99,37 +105,38 @@ def _is_hard(graph: TimeoutGraph, site) -> bool:
     return True
 
 
-def _streamed(graph: TimeoutGraph, site, path: str, supervised: set[str]) -> bool:
-    """Does the supervised operation stream through the client this site configures?"""
+def _streamed(graph: TimeoutGraph, site, path: str, requests: list[tuple[CallFact, str]]) -> bool:
+    """Does the supervised operation stream through the client this site configures?
+    `requests`: the calls of the supervised functions and of the lease's own body."""
     lang = "go" if site.api.startswith("go:") else "python"
     streaming = graph.catalog.table(lang, "streaming")
     kws, methods = set(streaming.get("kw", ())), set(streaming.get("methods", ()))
-    carriers = graph.carriers(site, path)
-    for fn in supervised:
-        for call, call_path in graph.calls_in.get(fn, ()):
-            chain = _receiver_chain(call.callee)
-            if not chain or not carriers & {graph.resolve_sym(x, Ctx(call_path)) for x in chain}:
-                continue
-            names = {x.get("name") for x in chain} | {call.callee.get("name")}
-            if names & methods or any(k in kws and _truthy(v) for k, v in call.kw.items()):
-                return True
+    for call in _through_client(graph, site, path, requests):
+        names = {x.get("name") for x in _receiver_chain(call.callee)} | {call.callee.get("name")}
+        if names & methods or any(k in kws and _truthy(v) for k, v in call.kw.items()):
+            return True
     return False
 
 
-def _overridden(graph: TimeoutGraph, site, path: str, supervised: set[str]) -> bool:
+def _overridden(graph: TimeoutGraph, site, path: str, requests: list[tuple[CallFact, str]]) -> bool:
     """Does every supervised request made through this client pass its own timeout?"""
     lang = "go" if site.api.startswith("go:") else "python"
     kws = set(graph.catalog.table(lang, "request_timeout").get("kw", ()))
     if not kws:
         return False
-    carriers = graph.carriers(site, path)
-    through = []
-    for fn in supervised:
-        for call, call_path in graph.calls_in.get(fn, ()):
-            chain = _receiver_chain(call.callee)
-            if chain and carriers & {graph.resolve_sym(x, Ctx(call_path)) for x in chain}:
-                through.append(call)
+    through = _through_client(graph, site, path, requests)
     return bool(through) and all(kws & set(call.kw) for call in through)
+
+
+def _through_client(graph: TimeoutGraph, site, path: str, requests: list[tuple[CallFact, str]]) -> list[CallFact]:
+    """The requests whose receiver chain holds the client this site configures."""
+    carriers = graph.carriers(site, path)
+    found = []
+    for call, call_path in requests:
+        chain = _receiver_chain(call.callee)
+        if chain and carriers & {graph.resolve_sym(x, Ctx(call_path)) for x in chain}:
+            found.append(call)
+    return found
 
 
 def _receiver_chain(callee: dict) -> list[dict]:
