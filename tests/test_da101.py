@@ -118,6 +118,18 @@ def test_python_lease_over_calls_written_in_its_own_body():
     assert "30 s ≤ the lease 60 s" in review.message
 
 
+def test_go_request_on_an_external_client_between_renewal_start_and_stop():
+    # `stop := f.hold(ctx, job, 2*time.Minute); defer stop(); resp, err := f.quick.Do(req)`:
+    # the request is no call fact of its own (an external method), only the value of
+    # `resp`; the client it goes through (45 s) dies before the 2 min lease. The same
+    # bracket with the patient client (10 min) is silent.
+    result = analyse("da101/go_body_client")
+    assert da101(result) == [("DA101", "da101/go_body_client/internal/ingest/worker.go", 26)]
+    f = by_line(result, "ingest/worker.go", 26)
+    assert "45 s ≤ the lease 120 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da101/go_body_client/internal/ingest/worker.go", 52)]
+
+
 def test_python_correct_shapes_are_silent():
     # derived cap, phase-only httpx timeout, a deadline off the supervised path
     assert da101(analyse("da101/py_negatives")) == []

@@ -215,7 +215,8 @@ def _bracket_leases(graph: GraphView) -> list[Lease]:
             if end is None:
                 continue
             inside = [c for c, _ in calls if call.span.end_line < c.span.line < end and not c.in_defer]
-            if not inside or any(c.extra.get("loop") and not call.extra.get("loop") for c in inside):
+            values = _values_bound(graph, caller, call.span.end_line, end)
+            if not (inside or values) or any(c.extra.get("loop") and not call.extra.get("loop") for c in inside):
                 continue  # nothing bracketed, or one renewal across many operations: ownership
             ops: list[str] = []
             for c in inside:
@@ -233,7 +234,8 @@ def _bracket_leases(graph: GraphView) -> list[Lease]:
                 id=f"site:{path}:{call.span.line}:{call.span.column}",
                 location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
                 function=caller, duration=ttl, ctx=tctx, operations=list(dict.fromkeys(ops)), helper=renewer,
-                unit=unit, body_sites=body, body_calls=inside, body_uses=_symbols_used(graph, inside, ctx)))
+                unit=unit, body_sites=body, body_calls=inside,
+                body_uses=_symbols_used(graph, inside, ctx, values)))
     return found
 
 
@@ -334,16 +336,25 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
     return found
 
 
-def _symbols_used(graph: GraphView, calls: list[CallFact], ctx: Ctx) -> list[str]:
-    """The symbols the given calls go through: their receivers' chains and arguments."""
+def _symbols_used(graph: GraphView, calls: list[CallFact], ctx: Ctx, values: list | None = None) -> list[str]:
+    """The symbols the given calls go through (their receivers' chains and arguments), and
+    those the given values read."""
     found: dict[str, None] = {}
-    for call in calls:
-        for expr in [call.callee, *call.args, *call.kw.values()]:
-            for sub in walk_exprs(expr):
-                sym = graph.resolve_sym(sub, ctx)
-                if sym:
-                    found[sym] = None
+    exprs = [e for call in calls for e in (call.callee, *call.args, *call.kw.values())] + list(values or ())
+    for expr in exprs:
+        for sub in walk_exprs(expr):
+            sym = graph.resolve_sym(sub, ctx)
+            if sym:
+                found[sym] = None
     return list(found)
+
+
+def _values_bound(graph: GraphView, caller: str, after: int, before: int) -> list:
+    """The values the caller binds to its locals between two lines: a Go request on an
+    external client is no call fact of its own (`resp, err := w.http.Do(req)`), only the
+    value of the local it is bound to."""
+    return [b.expr for _, binds in _local_bindings(graph, caller) for b, _ in binds
+            if after < b.span.line < before]
 
 
 def _decorator_leases(graph: GraphView, holders: dict[str, int],
