@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the graph is optional: name-only use needs no graph
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
 _SQL_STATE = re.compile(r"(?i)\b(?:status|state|phase)\"?\s*=\s*'(\w+)'")
+_MAP_ENTRY = re.compile(r'"(\w+)"\s*:\s*("([^"]*)")?')  # a Go map literal's `"key": "value"` entries
 _MAX_DEPTH = 8
 
 
@@ -61,6 +62,8 @@ class TerminalWrites:
         orm = data.get("sql", {})
         self._orm = {"update": set(orm.get("orm_update", ())), "set": set(orm.get("orm_set", ())),
                      "columns": set(orm.get("columns", ()))}
+        self._column_update = set(orm.get("column_update", ()))
+        self._columns_update = set(orm.get("columns_update", ()))
         go = data.get("go", {})
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
@@ -87,7 +90,7 @@ class TerminalWrites:
         return found
 
     def _is_terminal(self, call: CallFact, path: str | None) -> bool:
-        if any(self._sql(a) or self._orm_update(a) for a in call.args):
+        if any(self._sql(a) or self._orm_update(a) for a in call.args) or self._sets_columns(call):
             return True
         target = self._target(call, path)
         if target is not None:
@@ -315,6 +318,32 @@ class TerminalWrites:
             return False
         values = [v.get("v", "").lower() for k, v in sets.items() if k in sql["columns"] and v.get("k") == "str"]
         return not values or any(v not in self.never_states for v in values)
+
+    def _sets_columns(self, call: CallFact) -> bool:
+        """A query builder's column update that writes a status column (GORM
+        `Update("status", "failed")`, `Updates(map[string]any{"status": "done"})`,
+        `Updates(Job{Status: "done"})`), unless the value is a state that is not an end."""
+        name = call.callee.get("name") if call.callee.get("k") == "method" else None
+        if not call.args or name not in self._column_update and name not in self._columns_update:
+            return False
+        columns = self._orm["columns"]
+        first = call.args[0]
+        if name in self._column_update:
+            if first.get("k") != "str" or first.get("v", "").lower() not in columns:
+                return False
+            written = {first["v"].lower(): call.args[1] if len(call.args) > 1 else {}}
+        elif first.get("k") == "obj":
+            written = {"_".join(tokens(str(k))): v for k, v in (first.get("fields") or {}).items()}
+        elif first.get("k") == "unknown":  # a map literal: its string keys (and string values)
+            written = {k.lower(): ({"k": "str", "v": v} if quoted else {})
+                       for k, quoted, v in _MAP_ENTRY.findall(first.get("text", ""))}
+        else:
+            return False
+        hits = [v for k, v in written.items() if k in columns]
+        if not hits:
+            return False
+        literal = [v["v"].lower() for v in hits if isinstance(v, dict) and v.get("k") == "str"]
+        return not literal or any(v not in self.never_states for v in literal)
 
     def _sql(self, expr: Expr) -> bool:
         """SQL that sets a status column — unless it sets it to a state that is not an end

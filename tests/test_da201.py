@@ -93,3 +93,19 @@ def test_python_plain_asyncio_finally_only_with_the_option():
     on = {(f.location.path.rsplit("/", 1)[-1], f.location.line)
           for f in da201.check(graph, {"asyncio-level-cancellation": True})}
     assert on - default == {("runner.py", 54), ("events.py", 28)}  # plain asyncio finally blocks
+
+
+def test_go_gorm_writes_under_the_request_context_bound_to_the_handle():
+    # GORM takes its context once, `db := e.db.WithContext(r.Context())`, and its writes
+    # name the column they set: Update("status", "failed") and Updates(Export{Status: "done"})
+    # are terminal writes under r.Context(). Silent: Update("status", "running") (not an
+    # end), a map update of a counter, and a cancellation recorded with
+    # WithTimeout(WithoutCancel(r.Context())).
+    result = analyse("da201/gorm")
+    assert da201_findings(result) == [
+        ("DA201", "da201/gorm/internal/api/exports.go", 31),
+        ("DA201", "da201/gorm/internal/api/exports.go", 36),
+    ]
+    failed = at(result, "api/exports.go", 31)
+    assert "r.Context()" in failed.message
+    assert [rel(r.location) for r in failed.related] == [("da201/gorm/internal/api/exports.go", 28)]

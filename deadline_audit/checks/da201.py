@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from deadline_audit.contexts import ContextFlow, Origin, uses_symbol
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.terminal_writes import TerminalWrites
-from deadline_audit.facts import CallFact
+from deadline_audit.facts import CallFact, Expr
 from deadline_audit.findings import Finding, FlowStep, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 
@@ -35,11 +35,13 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 
 def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
     flow = ContextFlow(graph)
+    setters = set(graph.catalog.file("terminal_writes").get("go", {}).get("context_setters", ()))
     candidates = [(c, p) for calls in graph.calls_in.values() for c, p in calls
                   if graph.lang.get(p) == "go" and c.args and writes.is_terminal(c, p)]
     terminal_at = {(p, c.span.line, c.span.column) for c, p in candidates}
     for call, path in sorted(candidates, key=lambda cp: (cp[1], cp[0].span.line, cp[0].span.column)):
-        origin = flow.origin(call.args[0], path, call.function, call.span.line)
+        ctx_expr = _bound_context(graph, call, path, setters) or call.args[0]
+        origin = flow.origin(ctx_expr, path, call.function, call.span.line)
         done = _known_done(call)
         if done is not None and origin.kind != "detached":
             yield _go_finding(graph, writes, call, path, origin, done)
@@ -51,6 +53,30 @@ def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
         if any(v in terminal_at for v in origin.via):
             continue  # reported where the context entered the terminal write
         yield _go_finding(graph, writes, call, path, origin)
+
+
+def _bound_context(graph: TimeoutGraph, call: CallFact, path: str, setters: set[str]) -> Expr | None:
+    """The context a write's handle carries (`db.WithContext(ctx).Model(…).Update(…)`, or
+    `tx := db.WithContext(ctx)` then `tx.Update(…)`): the argument of the nearest context
+    setter on the receiver chain, following a local that holds the handle."""
+    x = call.callee.get("x")
+    for _ in range(12):
+        if not isinstance(x, dict):
+            return None
+        k = x.get("k")
+        if k == "call":
+            fn = x.get("fn") or {}
+            if fn.get("k") == "method" and fn.get("name") in setters and x.get("args"):
+                return x["args"][0]
+            x = fn.get("x")
+        elif k == "field":
+            x = x.get("x")
+        elif k == "ref" and call.function and x["sym"].startswith(call.function + "."):
+            bound = [b for b, _ in graph.bindings.get(x["sym"], ()) if b.span.line <= call.span.line]
+            x = bound[-1].expr if bound else None
+        else:
+            return None
+    return None
 
 
 def _known_done(call: CallFact) -> dict | None:
