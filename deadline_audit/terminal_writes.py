@@ -64,6 +64,7 @@ class TerminalWrites:
                      "columns": set(orm.get("columns", ()))}
         self._column_update = set(orm.get("column_update", ()))
         self._columns_update = set(orm.get("columns_update", ()))
+        self._columns_kw_update = set(orm.get("columns_kw_update", ()))
         go = data.get("go", {})
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
@@ -320,30 +321,39 @@ class TerminalWrites:
         return not values or any(v not in self.never_states for v in values)
 
     def _sets_columns(self, call: CallFact) -> bool:
-        """A query builder's column update that writes a status column (GORM
-        `Update("status", "failed")`, `Updates(map[string]any{"status": "done"})`,
-        `Updates(Job{Status: "done"})`), unless the value is a state that is not an end."""
-        name = call.callee.get("name") if call.callee.get("k") == "method" else None
-        if not call.args or name not in self._column_update and name not in self._columns_update:
+        """A query builder's column update that writes a status column, unless the value is
+        a state that is not an end: GORM `Update("status", "failed")`,
+        `Updates(map[string]any{"status": "done"})`, `Updates(Job{Status: "done"})`; Django
+        `Job.objects.filter(…).update(status="failed")` (keywords, on a query only)."""
+        written = self._columns_written(call)
+        if not written:
             return False
-        columns = self._orm["columns"]
-        first = call.args[0]
-        if name in self._column_update:
-            if first.get("k") != "str" or first.get("v", "").lower() not in columns:
-                return False
-            written = {first["v"].lower(): call.args[1] if len(call.args) > 1 else {}}
-        elif first.get("k") == "obj":
-            written = {"_".join(tokens(str(k))): v for k, v in (first.get("fields") or {}).items()}
-        elif first.get("k") == "unknown":  # a map literal: its string keys (and string values)
-            written = {k.lower(): ({"k": "str", "v": v} if quoted else {})
-                       for k, quoted, v in _MAP_ENTRY.findall(first.get("text", ""))}
-        else:
-            return False
-        hits = [v for k, v in written.items() if k in columns]
+        hits = [v for k, v in written.items() if k in self._orm["columns"]]
         if not hits:
             return False
         literal = [v["v"].lower() for v in hits if isinstance(v, dict) and v.get("k") == "str"]
         return not literal or any(v not in self.never_states for v in literal)
+
+    def _columns_written(self, call: CallFact) -> dict[str, Any] | None:
+        """column (lowercase, snake_case) -> value expression, for a column-update call."""
+        name = call.callee.get("name") if call.callee.get("k") == "method" else None
+        if name in self._columns_kw_update and call.kw and (call.callee.get("x") or {}).get("k") == "call":
+            return {str(k).lower(): v for k, v in call.kw.items()}
+        if not call.args:
+            return None
+        first = call.args[0]
+        if name in self._column_update:
+            if first.get("k") != "str":
+                return None
+            return {first.get("v", "").lower(): call.args[1] if len(call.args) > 1 else {}}
+        if name not in self._columns_update:
+            return None
+        if first.get("k") == "obj":
+            return {"_".join(tokens(str(k))): v for k, v in (first.get("fields") or {}).items()}
+        if first.get("k") == "unknown":  # a map literal: its string keys (and string values)
+            return {k.lower(): ({"k": "str", "v": v} if quoted else {})
+                    for k, quoted, v in _MAP_ENTRY.findall(first.get("text", ""))}
+        return None
 
     def _sql(self, expr: Expr) -> bool:
         """SQL that sets a status column — unless it sets it to a state that is not an end

@@ -109,3 +109,15 @@ def test_go_gorm_writes_under_the_request_context_bound_to_the_handle():
     failed = at(result, "api/exports.go", 31)
     assert "r.Context()" in failed.message
     assert [rel(r.location) for r in failed.related] == [("da201/gorm/internal/api/exports.go", 28)]
+
+
+def test_python_queryset_update_of_a_status_column_inside_the_deadline():
+    # Django `Invoice.objects.filter(pk=…).aupdate(status="paid")` as the last step of an
+    # asyncio.timeout block: the outermost call of a chain must carry the block's scope too.
+    # Silent: "processing" (not an end), a counter, a dict's update(status=…), and the same
+    # write after the block.
+    result = analyse("da201/py_orm")
+    assert da201_findings(result) == [("DA201", "da201/py_orm/billing/collect.py", 15)]
+    f = at(result, "billing/collect.py", 15)
+    assert "asyncio.timeout" in f.message
+    assert [rel(r.location) for r in f.related] == [("da201/py_orm/billing/collect.py", 11)]

@@ -177,8 +177,11 @@ class _Scopes:
     def enter_call(self, node: ast.Call) -> None:
         hits = self.calls.get((node.lineno, node.col_offset + 1))
         if hits:
+            # calls of one chain start at the same place (`Job.objects.filter(…).aupdate(…)`):
+            # the one that also ends where this node ends
             fact = hits[0] if len(hits) == 1 else next(
-                (c for c in hits if c.span.end_line == node.end_lineno), hits[0])
+                (c for c in hits if (c.span.end_line, c.span.end_column) == (node.end_lineno, node.end_col_offset + 1)),
+                next((c for c in hits if c.span.end_line == node.end_lineno), hits[0]))
             fact.scopes = list(self.scopes)
         name = self.qualified(node.func)
         shield = False
