@@ -65,6 +65,7 @@ class TerminalWrites:
         self._column_update = set(orm.get("column_update", ()))
         self._columns_update = set(orm.get("columns_update", ()))
         self._columns_kw_update = set(orm.get("columns_kw_update", ()))
+        self._persist = set(data.get("python", {}).get("persist_methods", ()))
         go = data.get("go", {})
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
@@ -91,7 +92,8 @@ class TerminalWrites:
         return found
 
     def _is_terminal(self, call: CallFact, path: str | None) -> bool:
-        if any(self._sql(a) or self._orm_update(a) for a in call.args) or self._sets_columns(call):
+        if any(self._sql(a) or self._orm_update(a) for a in call.args) or self._sets_columns(call) \
+                or self._persists_state(call):
             return True
         target = self._target(call, path)
         if target is not None:
@@ -333,6 +335,27 @@ class TerminalWrites:
             return False
         literal = [v["v"].lower() for v in hits if isinstance(v, dict) and v.get("k") == "str"]
         return not literal or any(v not in self.never_states for v in literal)
+
+    def _persists_state(self, call: CallFact) -> bool:
+        """`job.status = "done"` earlier in the function (extract/py_marks_scopes.py
+        `state_set`), and this is the first persisting call after it (`session.commit()`,
+        `job.save()`): the call that saves the final state."""
+        if self.graph is None or call.callee.get("k") != "method" or call.callee.get("name") not in self._persist:
+            return False
+        entry = self.graph.functions.get(call.function or "")
+        if entry is None:
+            return False
+        sets = [m for m in entry[0].markers if m.get("m") == "state_set" and m["line"] <= call.span.line]
+        if not sets:
+            return False
+        last = max(sets, key=lambda m: m["line"])
+        if last.get("value") and last["value"].lower() in self.never_states:
+            return False
+        persisted_between = any(
+            c is not call and c.callee.get("k") == "method" and c.callee.get("name") in self._persist
+            and last["line"] < c.span.line < call.span.line
+            for c, _ in self.graph.calls_in.get(call.function, ()))
+        return not persisted_between
 
     def _columns_written(self, call: CallFact) -> dict[str, Any] | None:
         """column (lowercase, snake_case) -> value expression, for a column-update call."""

@@ -111,13 +111,22 @@ def test_go_gorm_writes_under_the_request_context_bound_to_the_handle():
     assert [rel(r.location) for r in failed.related] == [("da201/gorm/internal/api/exports.go", 28)]
 
 
-def test_python_queryset_update_of_a_status_column_inside_the_deadline():
+def test_python_orm_writes_of_a_status_column_inside_the_deadline():
     # Django `Invoice.objects.filter(pk=…).aupdate(status="paid")` as the last step of an
     # asyncio.timeout block: the outermost call of a chain must carry the block's scope too.
     # Silent: "processing" (not an end), a counter, a dict's update(status=…), and the same
     # write after the block.
+    # SQLAlchemy's ORM: `refund.state = RefundState.SENT` then `await session.flush()` in the
+    # block is the write (the first persisting call after the state is set; the commit
+    # after it is not reported again). Silent: "processing" committed, a state set in an
+    # `except` (plain asyncio never runs it on cancellation), and a state committed after
+    # the block.
     result = analyse("da201/py_orm")
-    assert da201_findings(result) == [("DA201", "da201/py_orm/billing/collect.py", 15)]
+    assert da201_findings(result) == [
+        ("DA201", "da201/py_orm/billing/collect.py", 15),
+        ("DA201", "da201/py_orm/billing/refunds.py", 26),
+    ]
+    assert "flush" in at(result, "billing/refunds.py", 26).message
     f = at(result, "billing/collect.py", 15)
     assert "asyncio.timeout" in f.message
     assert [rel(r.location) for r in f.related] == [("da201/py_orm/billing/collect.py", 11)]

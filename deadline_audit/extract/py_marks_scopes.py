@@ -40,7 +40,8 @@ def register(ctx: MarkContext, walker: Walker):
     facts = ctx.facts
     if not facts.calls and not facts.functions:
         return None
-    _Scopes(ctx, ctx.catalog.file("terminal_writes").get("python", {})).register(walker)
+    data = ctx.catalog.file("terminal_writes")
+    _Scopes(ctx, data.get("python", {}), data.get("sql", {}).get("columns", ())).register(walker)
     return None
 
 
@@ -50,7 +51,7 @@ _TRIES = (ast.Try, ast.TryStar)
 
 
 class _Scopes:
-    def __init__(self, ctx: MarkContext, knowledge: dict) -> None:
+    def __init__(self, ctx: MarkContext, knowledge: dict, columns=()) -> None:
         self.facts = ctx.facts
         self.k = knowledge
         self.aliases = ctx.imports
@@ -67,6 +68,7 @@ class _Scopes:
         self.patterns = {key: tuple(knowledge.get(key, ())) for key in (
             "deadline_scopes", "shield_scopes", "shield_calls", "streaming_responses")}
         self.matched: dict[tuple[str, str], bool] = {}
+        self.columns = set(columns)
 
     def register(self, walker: Walker) -> None:
         roots = {v.split(".")[0] for v in self.aliases.values()}
@@ -85,6 +87,7 @@ class _Scopes:
         walker.enter(ast.ExceptHandler, self.enter_handler)
         walker.leave(ast.ExceptHandler, self.leave_handler)
         walker.enter((ast.Yield, ast.YieldFrom), self.enter_yield)
+        walker.enter((ast.Assign, ast.AnnAssign), self.enter_assign)
         walker.enter(ast.Call, self.enter_call)
         walker.after_field(ast.Call, "func", self.after_callee)
         walker.leave(ast.Call, self.leave_call)
@@ -172,6 +175,19 @@ class _Scopes:
         if isinstance(expr, ast.Call):
             expr = expr.func
         return [self.qualified(expr) or "?"]
+
+    # -- state written by attribute, persisted by a later call (TerminalWrites) ------------
+    def enter_assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        fact = self.current[-1] if self.current else None
+        if fact is None:
+            return
+        targets = node.targets if node.__class__ is ast.Assign else [node.target]
+        for target in targets:
+            if target.__class__ is ast.Attribute and target.attr.lower() in self.columns:
+                value = node.value
+                literal = value.value if value.__class__ is ast.Constant and isinstance(value.value, str) else None
+                fact.markers.append({"m": "state_set", "attr": target.attr, "value": literal,
+                                     "line": node.lineno, "col": node.col_offset + 1})
 
     # -- calls ------------------------------------------------------------------------------
     def enter_call(self, node: ast.Call) -> None:
