@@ -172,15 +172,10 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
             if t <= 0 or p <= t * ratio or (loop.additive and p < t):
                 continue
             at = arg.get("at") or [call.span.line, call.span.column]
-            error = p >= t
             name = holder.rsplit(".", 1)[-1]
-            head = (f"renewal every {describe_seconds(p)} (the period given to {name} here) is "
-                    + (f"not shorter than the {describe_seconds(t)} TTL it renews" if error else
-                       f"more than {ratio:g} of the {describe_seconds(t)} TTL it renews"))
-            consequence = ("the lease lapses before it is renewed, so another holder can take it while this one is alive"
-                           if error else "one slow or failed renewal lets the lease lapse while its holder is alive")
+            severity, head, consequence = _verdict(p, t, ratio, f"the period given to {name} here")
             yield Finding(
-                rule_id=RULE_ID, rule=RULE_NAME, severity="error" if error else "warning",
+                rule_id=RULE_ID, rule=RULE_NAME, severity=severity,
                 message=f"{head}: {consequence}.",
                 location=Location(path, at[0], at[1]),
                 related=[Related(ttl.what, ttl.location),
@@ -265,17 +260,10 @@ def _with(ctx: Ctx, fields: Fields) -> Ctx:
 
 def _instance_finding(graph: TimeoutGraph, period: str, ttl: Ttl, p: float, t: float, ratio: float,
                       at: Location) -> Finding:
-    error = p >= t
-    what = graph.g.nodes[period].get("label", "renewal period")
-    head = (f"renewal every {describe_seconds(p)} ({what}) is "
-            + (f"not shorter than the {describe_seconds(t)} TTL it renews" if error else
-               f"more than {ratio:g} of the {describe_seconds(t)} TTL it renews")
-            + f", for the object renewed by the call at {at.path}:{at.line}")
-    consequence = ("the lease lapses before it is renewed, so another holder can take it while this one is alive"
-                   if error else "one slow or failed renewal lets the lease lapse while its holder is alive")
+    severity, head, consequence = _verdict(p, t, ratio, graph.g.nodes[period].get("label", "renewal period"))
     return Finding(
-        rule_id=RULE_ID, rule=RULE_NAME, severity="error" if error else "warning",
-        message=f"{head}: {consequence}.",
+        rule_id=RULE_ID, rule=RULE_NAME, severity=severity,
+        message=f"{head}, for the object renewed by the call at {at.path}:{at.line}: {consequence}.",
         location=location_of(graph, period),
         related=[Related(f"{ttl.what.split(' (')[0]} ({describe_seconds(t)} for this object)", ttl.location),
                  Related(f"the object is renewed from here, built with a period of {describe_seconds(p)} "
@@ -535,16 +523,19 @@ def _default_ratio() -> float:
     return float(get_rule(RULE_ID).option_defaults().get("warn-ratio") or 0.5)
 
 
+def _verdict(p: float, t: float, ratio: float, what: str) -> tuple[str, str, str]:
+    """(severity, head, consequence) of a period p against a TTL t; `what` names the period."""
+    if p >= t:
+        return ("error", f"renewal every {describe_seconds(p)} ({what}) is not shorter than the "
+                f"{describe_seconds(t)} TTL it renews",
+                "the lease lapses before it is renewed, so another holder can take it while this one is alive")
+    return ("warning", f"renewal every {describe_seconds(p)} ({what}) is more than {ratio:g} of the "
+            f"{describe_seconds(t)} TTL it renews",
+            "one slow or failed renewal lets the lease lapse while its holder is alive")
+
+
 def _finding(graph: TimeoutGraph, period: str, ttl: Ttl, p: float, t: float, ratio: float) -> Finding:
-    error = p >= t
-    what = graph.g.nodes[period].get("label", "renewal period")
-    if error:
-        head = f"renewal every {describe_seconds(p)} ({what}) is not shorter than the {describe_seconds(t)} TTL it renews"
-        consequence = "the lease lapses before it is renewed, so another holder can take it while this one is alive"
-    else:
-        head = (f"renewal every {describe_seconds(p)} ({what}) is more than {ratio:g} of the "
-                f"{describe_seconds(t)} TTL it renews")
-        consequence = "one slow or failed renewal lets the lease lapse while its holder is alive"
+    severity, head, consequence = _verdict(p, t, ratio, graph.g.nodes[period].get("label", "renewal period"))
     defaults = _default_clause(graph, period, ttl)
     source = first_source(graph, period)
     if source is None or not source.startswith("env:"):
@@ -556,7 +547,7 @@ def _finding(graph: TimeoutGraph, period: str, ttl: Ttl, p: float, t: float, rat
     else:
         period_flow = period
     return Finding(
-        rule_id=RULE_ID, rule=RULE_NAME, severity="error" if error else "warning",
+        rule_id=RULE_ID, rule=RULE_NAME, severity=severity,
         message=f"{head}{defaults}: {consequence}.",
         location=location_of(graph, period),
         related=[Related(ttl.what, ttl.location)],
