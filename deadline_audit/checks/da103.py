@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from deadline_audit.analysis.instances import Fields, object_fields
 from deadline_audit.analysis.leases import row_lease_writers
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
-from deadline_audit.analysis.instances import Fields, object_fields
 from deadline_audit.facts import CallFact, Expr, SiteFact
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
