@@ -123,11 +123,20 @@ def test_go_request_on_an_external_client_between_renewal_start_and_stop():
     # the request is no call fact of its own (an external method), only the value of
     # `resp`; the client it goes through (45 s) dies before the 2 min lease. The same
     # bracket with the patient client (10 min) is silent.
+    # resty configured as a builder chain stored in a struct field
+    # (`resty.New().SetTimeout(40 * time.Second).SetRetryCount(2)`): its requests in a
+    # closure run under a one-minute lease; the 15 min client (SetTimeout last) is silent.
     result = analyse("da101/go_body_client")
-    assert da101(result) == [("DA101", "da101/go_body_client/internal/ingest/worker.go", 26)]
+    assert da101(result) == [
+        ("DA101", "da101/go_body_client/internal/ingest/worker.go", 26),
+        ("DA101", "da101/go_body_client/internal/render/render.go", 23),
+    ]
     f = by_line(result, "ingest/worker.go", 26)
     assert "45 s ≤ the lease 120 s" in f.message
     assert [rel(r.location) for r in f.related] == [("da101/go_body_client/internal/ingest/worker.go", 52)]
+    resty = by_line(result, "render/render.go", 23)
+    assert "resty.Client.SetTimeout 40 s ≤ the lease 60 s" in resty.message
+    assert [rel(r.location) for r in resty.related] == [("da101/go_body_client/internal/render/render.go", 30)]
 
 
 def test_python_correct_shapes_are_silent():

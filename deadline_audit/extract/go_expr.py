@@ -386,7 +386,14 @@ class GoExprs:
                 for rt, entry in self.cat.method_convs.get(mname, ()):
                     if not arg_nodes:
                         return self.conv(entry, operand, arg_nodes, at, store, method=True)
-            x = self.ident(operand, oname, ohit) if oname is not None else self.ex(operand)
+            if oname is not None:
+                x = self.ident(operand, oname, ohit)
+            elif store is not None and ot is not None and self.cat.result_type(ot + "." + mname) == ot:
+                # a builder chain (`resty.New().SetTimeout(d).SetRetryCount(2)`): the object the
+                # inner calls configure is the one stored
+                x = self.ex(operand, store)
+            else:
+                x = self.ex(operand)
             args = [self.ex(a, store) for a in arg_nodes]
             callee = {"k": "method", "x": x, "name": mname}
             if specs:

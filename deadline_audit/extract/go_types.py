@@ -216,6 +216,8 @@ class GoTypes:
                         return ip + "." + fname[3:]
                     return None
             owner = self.operand_type(operand)
+            if owner is None and operand.type == "call_expression":  # a chain: `resty.New().SetTimeout(d)`
+                owner = self.guess_new(operand)
             if owner is not None and "." in owner:
                 return self.cat.result_type(owner + "." + fname)
         return None
