@@ -638,13 +638,31 @@ class TimeoutGraph:
                     callee = self.resolve_callee(b.expr.get("fn"), Ctx(path))
                     if callee:
                         flows[f"return:{callee}"].add(sym)
+                    for source in self._built_from(b.expr, path):
+                        flows[source].add(sym)
         for fn_sym, (fn, path) in self.functions.items():
             for ret in fn.returns:  # a function returning a holder passes it on
                 source = self.resolve_sym(ret, Ctx(path))
                 if source:
                     flows[source].add(f"return:{fn_sym}")
+                for source in self._built_from(ret, path):
+                    flows[source].add(f"return:{fn_sym}")
         self._memo["_holder_flows"] = flows
         return flows
+
+    def _built_from(self, expr: Expr, path: str) -> list[str]:
+        """A library constructor's arguments (`openai.NewClientWithConfig(cfg)`,
+        `resty.NewWithClient(hc)`): what they hold, the object built from them holds too."""
+        fn = expr.get("fn") or {} if expr.get("k") == "call" else {}
+        name = fn.get("name") if fn.get("k") in ("ext", "method") else None
+        if not name or not str(name).rsplit(".", 1)[-1].startswith("New"):
+            return []
+        found = []
+        for arg in expr.get("args") or ():
+            source = self.resolve_sym(arg, Ctx(path)) if isinstance(arg, dict) else None
+            if source:
+                found.append(source)
+        return found
 
     # -- leases -----------------------------------------------------------------------
     def lease_helpers(self, declared: tuple[str, ...] = ()) -> dict[str, tuple[int, int]]:

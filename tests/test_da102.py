@@ -96,3 +96,15 @@ def test_python_implicit_session_total_and_wait_for_around_a_streaming_coroutine
     assert "asyncio.wait_for 10 min (compiled default 300 s)" in waited.message
     assert [rel(r.location) for r in waited.related] == [("da102/py_more/ingest/follow.py", 10)]
     assert waited.flow[0].node == "env:FOLLOW_BUDGET_SECONDS"
+
+
+def test_go_sdk_client_built_from_a_config_that_holds_the_http_client():
+    # go-openai: `cfg.HTTPClient = &http.Client{Timeout: 45 s}` then
+    # `openai.NewClientWithConfig(cfg)`, returned by a helper into a struct field; the
+    # field's CreateChatCompletionStream is cut at 45 s. The batch client (same bound) only
+    # makes one-shot calls: silent.
+    result = analyse("da102/go_sdk")
+    assert da102(result) == [("DA102", "da102/go_sdk/internal/llm/client.go", 13)]
+    f = at(result, "llm/client.go")
+    assert "http.Client.Timeout 45 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da102/go_sdk/internal/assist/assist.go", 26)]

@@ -280,7 +280,45 @@ def streamed_client_reads(graph: TimeoutGraph, site: SiteFact, path: str) -> lis
             if own_timeout is not None and not _is_this_timeout(graph, site, path, own_timeout, read_path):
                 continue  # a per-request timeout replaces the client's for this request
             found.append(stream)
+        found.extend(_streamed_calls_by_client(graph).get(holder, ()))
     return found
+
+
+def _streamed_calls_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
+    """Go: streamed calls (catalog `streaming.methods`: an SDK's streaming endpoint such as
+    `c.CreateChatCompletionStream(ctx, req)`) by the symbols on their receiver chain, built
+    once per graph."""
+    key = ("_da102_streamed_calls",)
+    if key not in graph._memo:
+        methods = set(graph.catalog.table("go", "streaming").get("methods", ()))
+        index: dict[str, list[Stream]] = {}
+
+        def add(callee: Expr, fn_sym: str | None, path: str, line: int, col: int) -> None:
+            name = callee.get("name")
+            if callee.get("k") != "method" or name not in methods or graph.lang.get(path) != "go":
+                return
+            stream = Stream(_short(fn_sym or ""), f"a streamed call ({name}) through this client", path, line, col)
+            x = callee.get("x")
+            for _ in range(6):
+                if not isinstance(x, dict):
+                    break
+                holder = graph.resolve_sym(x, Ctx(path))
+                if holder:
+                    index.setdefault(holder, []).append(stream)
+                x = x.get("x") if x.get("k") != "call" else (x.get("fn") or {}).get("x")
+
+        for fn_sym, calls in graph.calls_in.items():
+            for call, path in calls:
+                add(call.callee, fn_sym, path, call.span.line, call.span.column)
+        # a call on an external type is no call fact, only the value of what it is bound to
+        # (`stream, err := c.CreateChatCompletionStream(ctx, req)`)
+        for binds in graph.bindings.values():
+            for b, path in binds:
+                if b.function and b.expr.get("k") == "call":
+                    at = b.expr.get("at") or [b.span.line, b.span.column]
+                    add(b.expr.get("fn") or {}, b.function, path, at[0], at[1])
+        graph._memo[key] = index
+    return graph._memo[key]
 
 
 def _is_this_timeout(graph: TimeoutGraph, site: SiteFact, path: str, expr: Expr, read_path: str) -> bool:

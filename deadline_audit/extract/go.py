@@ -533,7 +533,12 @@ class _GoFile(GoExprs, GoTypes):
             if ot is None:
                 return None, None, site_of
             sym = "sym:go:" + ot + "." + fname
-            return sym, {"k": "ref", "sym": sym}, site_of
+            store = {"k": "ref", "sym": sym}
+            if operand.type == "identifier" and ot not in self.struct_fields:
+                hit = self.lookup(self.text(operand))
+                if hit is not None:  # `cfg.HTTPClient = …` on a library's config held in a
+                    store = {"k": "ref", "sym": hit[0]}  # local: what is set configures that object
+            return sym, store, site_of
         if t == "parenthesized_expression" and l.named_children:
             return self.target(l.named_children[0], define, r)
         if t == "unary_expression":  # *p = v
