@@ -108,3 +108,13 @@ def test_go_sdk_client_built_from_a_config_that_holds_the_http_client():
     f = at(result, "llm/client.go")
     assert "http.Client.Timeout 45 s" in f.message
     assert [rel(r.location) for r in f.related] == [("da102/go_sdk/internal/assist/assist.go", 26)]
+
+
+def test_go_sdk_client_bound_also_shadows_a_lease():
+    # the batch client's 45 s (set in the SDK config) bounds a one-shot call made under a
+    # two-minute turn lease: DA101 at the same site, through the same holder chain
+    result = analyse("da102/go_sdk")
+    assert rule_findings(result, "DA101") == [("DA101", "da102/go_sdk/internal/llm/client.go", 20)]
+    f = finding_at(result, "DA101", "llm/client.go", 20)
+    assert "45 s ≤ the lease 120 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da102/go_sdk/internal/assist/lease.go", 42)]
