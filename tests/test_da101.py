@@ -139,6 +139,16 @@ def test_go_request_on_an_external_client_between_renewal_start_and_stop():
     assert [rel(r.location) for r in resty.related] == [("da101/go_body_client/internal/render/render.go", 30)]
 
 
+def test_go_anthropic_request_timeout_per_attempt_under_a_lease():
+    # anthropic-sdk-go's option.WithRequestTimeout (90 s, a constant) on a call in the
+    # closure a lease helper runs for two minutes; the 10 min twin is silent
+    result = analyse("da101/go_anthropic")
+    assert da101(result) == [("DA101", "da101/go_anthropic/review/review.go", 30)]
+    f = by_line(result, "review/review.go", 30)
+    assert "option.WithRequestTimeout 90 s ≤ the lease 120 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da101/go_anthropic/review/review.go", 25)]
+
+
 def test_python_correct_shapes_are_silent():
     # derived cap, phase-only httpx timeout, a deadline off the supervised path
     assert da101(analyse("da101/py_negatives")) == []
