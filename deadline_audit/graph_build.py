@@ -13,14 +13,17 @@ from deadline_audit.durations import Quantity
 from deadline_audit.facts import Expr, FileFacts
 from deadline_audit.findings import Location
 from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, to_seconds
+from deadline_audit.settings_tables import bind_settings_tables
 
 
 def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = (),
                 wire_config: Any = None) -> TimeoutGraph:
-    """Index the facts, bind config-file tags (a binding the indexes' memos may have
-    missed: they are forgotten), then populate the networkx graph."""
+    """Index the facts, bind config-file keys to the fields that read them (Go tags,
+    Python settings tables: bindings the indexes' memos may have missed, so they are
+    forgotten), then populate the networkx graph."""
     graph = TimeoutGraph(facts, catalog, declared_leases)
     bind_config_tags(graph)
+    bind_settings_tables(graph)
     graph.forget_memos()
     graph.wire_config = wire_config  # components and links from configuration (wire_config.py)
     populate(graph)

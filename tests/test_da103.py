@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from analysis_support import analyse, rel, where
+import shutil
+
+from analysis_support import FIXTURES, analyse, rel, where
+from deadline_audit import pipeline
+from deadline_audit.config import load_config
 
 
 def da103(result):
@@ -197,3 +201,27 @@ def test_lock_clients_typed_by_what_their_constructor_returns_or_the_interface_h
     assert [rel(r.location) for r in by_file["election.go"].related] == [("da103/lock_clients/election/election.go", 19)]
     assert [rel(r.location) for r in by_file["render.go"].related] == [("da103/lock_clients/render/render.go", 32)]
     assert "12 s" in by_file["render.go"].message and "10 s TTL" in by_file["render.go"].message
+
+
+def test_settings_classes_read_their_table_of_a_loaded_config_file():
+    # conf/relay.yaml `locks:` fed to LockSettings (`section: ClassVar[str] = "locks"`):
+    # renew every 60 s for a 45 s TTL, where the compiled default is 15 s; conf/beacon.toml
+    # read by pydantic-settings (`toml_file=`): 30 s for 20 s. The audit lock names an
+    # `audit` table too, but only conf/legacy.yaml has one and no code names that file.
+    result = analyse("da103/settings_tables")
+    assert da103(result) == [
+        ("DA103", "da103/settings_tables/relay/beacon.py", 28, "error"),
+        ("DA103", "da103/settings_tables/relay/locks.py", 15, "error"),
+    ]
+    locks = next(f for f in result.findings if f.location.path.endswith("locks.py"))
+    assert "renewal every 60 s" in locks.message and "45 s TTL" in locks.message
+
+
+def test_an_environment_variable_still_overrides_the_settings_file(tmp_path, monkeypatch):
+    root = tmp_path / "settings_tables"
+    shutil.copytree(FIXTURES / "da103" / "settings_tables", root)
+    (root / ".env").write_text("RELAY_BEACON_EVERY_S=5\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = pipeline.analyse([root], load_config([root]), use_cache=False)
+    assert [(f.rule_id, f.location.path.rsplit("/", 1)[-1]) for f in result.findings if f.rule_id == "DA103"] == [
+        ("DA103", "locks.py")]

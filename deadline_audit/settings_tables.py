@@ -1,0 +1,85 @@
+"""Python settings classes filled from a table of a loaded config file (SPEC §4 "Reading a
+config key"), the Python counterpart of config_tags.py.
+
+Two ways a settings class names where its values come from:
+- a class-level string naming a top-level table of a config file (`toml_table = "claims"`,
+  read by a custom pydantic-settings source or a loader that feeds `raw["claims"]` to the
+  class) whose keys are field names of the class;
+- pydantic-settings' own file sources: `model_config = SettingsConfigDict(toml_file=…)`
+  (also `yaml_file`, `json_file`), top-level keys named like the fields.
+
+The file must be one the code names (a path or file name written in the program), the key
+must be held by exactly one file, and at least one other field of the class must be a key
+of the same table too, so that a string that merely equals a table name binds nothing. A
+bound field reads the file's value where it read its compiled default: an environment
+variable still overrides it (`{"k": "env", "default": <the file's value, else the
+default>}`), as pydantic-settings orders its sources.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from deadline_audit.facts import Binding, Expr
+
+if TYPE_CHECKING:
+    from deadline_audit.graph import TimeoutGraph
+
+_FILE_SOURCES = ("toml_file", "yaml_file", "json_file")
+
+
+def bind_settings_tables(graph: "TimeoutGraph") -> None:
+    if not graph.config_values:
+        return
+    named = {PurePosixPath(n).name for f in graph.files.values() for n in f.config_files_named}
+    files_by_key: dict[str, set[str]] = defaultdict(set)
+    for key, values in graph.config_values.items():
+        for path, _ in values:
+            if PurePosixPath(path).name in named:
+                files_by_key[key].add(path)
+    if not files_by_key:
+        return
+    fields: dict[str, list[str]] = defaultdict(list)  # class symbol -> its field symbols
+    for sym, decl in graph.decls.items():
+        if decl.kind == "field" and sym.startswith("sym:py:"):
+            fields[sym.rsplit(".", 1)[0]].append(sym)
+    for owner, members in fields.items():
+        for prefix in _tables_named(graph, owner, members):
+            matched = [(sym, prefix + sym.rsplit(".", 1)[-1]) for sym in members
+                       if len(files_by_key.get(prefix + sym.rsplit(".", 1)[-1], ())) == 1]
+            if len(matched) < 2:
+                continue  # one key in common says nothing about the class
+            for sym, key in matched:
+                _read_from_file(graph, sym, key, next(iter(files_by_key[key])))
+
+
+def _tables_named(graph: "TimeoutGraph", owner: str, members: list[str]) -> list[str]:
+    """Key prefixes the class names: "claims." for `toml_table = "claims"`, "" for a
+    pydantic-settings file source."""
+    found: list[str] = []
+    for sym in members:
+        for b, _ in graph.bindings.get(sym, ()):
+            expr = b.expr
+            if expr.get("k") == "str" and expr.get("v") and "." not in expr["v"] and " " not in expr["v"]:
+                found.append(expr["v"] + ".")
+            elif expr.get("k") == "call" and sym.endswith(".model_config"):
+                if any((expr.get("kw") or {}).get(k, {}).get("k") == "str" for k in _FILE_SOURCES):
+                    found.append("")
+    return list(dict.fromkeys(found))
+
+
+def _read_from_file(graph: "TimeoutGraph", sym: str, key: str, path: str) -> None:
+    rebound = []
+    for b, bpath in graph.bindings.get(sym, ()):
+        rebound.append((Binding(b.sym, _with_file(b.expr, key, path), b.span, b.function, b.is_default), bpath))
+    if rebound:
+        graph.bindings[sym] = rebound
+
+
+def _with_file(expr: Expr, key: str, path: str) -> Expr:
+    """The file's value in place of the compiled default (an env read keeps precedence)."""
+    if expr.get("k") == "env":
+        return {**expr, "default": {"k": "cfg", "key": key, "file": path, "default": expr.get("default")}}
+    return {"k": "cfg", "key": key, "file": path, "default": expr}
