@@ -48,6 +48,7 @@ class SiteSpec:
     temporal: str | None = None
     note: str = ""
     stream_fix: str = ""  # DA102: what to do instead when this deadline covers a stream
+    acquire_kw: tuple[str, ...] = ()  # a renewing call given one of these truthily only acquires (`nx=True`)
 
     def matches_func(self, qualified: str) -> bool:
         return any(fnmatchcase(qualified, pattern) for pattern in self.funcs)
@@ -154,6 +155,7 @@ def _site_spec(lang: str, entry: dict[str, Any]) -> SiteSpec:
             temporal=entry.get("temporal"),
             note=entry.get("note", ""),
             stream_fix=entry.get("stream_fix", ""),
+            acquire_kw=_as_tuple(entry.get("acquire_kw")),
         )
     except KeyError as exc:
         raise CatalogError(f"catalog site entry {entry!r} lacks key {exc.args[0]!r}") from None

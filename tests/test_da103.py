@@ -225,3 +225,13 @@ def test_an_environment_variable_still_overrides_the_settings_file(tmp_path, mon
     result = pipeline.analyse([root], load_config([root]), use_cache=False)
     assert [(f.rule_id, f.location.path.rsplit("/", 1)[-1]) for f in result.findings if f.rule_id == "DA103"] == [
         ("DA103", "locks.py")]
+
+
+def test_python_key_reset_by_a_heartbeat_loop_but_not_an_acquire_loop():
+    # `r.set(key, now, ex=30)` every 30 s re-sets the key as often as it expires: error.
+    # Silent: the same with px and a third of the TTL, and a loop that waits for a lock
+    # with `set(…, nx=True, ex=10)` every 15 s (each attempt only takes the key)
+    result = analyse("da103/presence")
+    assert da103(result) == [("DA103", "da103/presence/fleetctl/presence.py", 15, "error")]
+    f = next(f for f in result.findings if f.rule_id == "DA103")
+    assert [rel(r.location) for r in f.related] == [("da103/presence/fleetctl/presence.py", 14)]

@@ -126,7 +126,7 @@ def renewers(graph: GraphView) -> dict[str, tuple[dict, str, str, "CallFact"]]:
     renewing = {e["api"] for lang in ("go", "python") for e in graph.catalog.entries(lang, "sites") if e.get("renews")}
     for site, path in graph.sites:  # a catalog call or field that re-extends a TTL, in a loop
         if site.role == "lease" and site.api in renewing and site.extra.get("loop") and site.function \
-                and site.value is not None and site.function not in found:
+                and site.value is not None and site.function not in found and not site.extra.get("acquires"):
             spec = graph.spec(site)
             found[site.function] = (site.value, path, site.unit or (spec.unit if spec else None) or "s", None)
     graph._memo[key] = found

@@ -102,7 +102,7 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
         entry = loops.setdefault((site.function, loop), Loop())
         if site.role in ("sleep", "timer"):
             entry.periods.append(site.id)
-        elif site.role == "lease" and site.api in renewing:
+        elif site.role == "lease" and site.api in renewing and not site.extra.get("acquires"):
             entry.ttls.append(_site_ttl(graph, site.id, "TTL set here"))
     helper_ttls = _ttls_by_function(graph, renewing)
     renews = _renew_markers(graph)
@@ -331,7 +331,7 @@ def _unit(graph: TimeoutGraph, site: SiteFact) -> str | None:
 def _ttls_by_function(graph: TimeoutGraph, renewing: set[str]) -> dict[str, list[Ttl]]:
     found: dict[str, list[Ttl]] = {}
     for site, _ in graph.sites:
-        if site.role == "lease" and site.api in renewing and site.function:
+        if site.role == "lease" and site.api in renewing and site.function and not site.extra.get("acquires"):
             found.setdefault(site.function, []).append(_site_ttl(graph, site.id, "TTL set here"))
     return found
 

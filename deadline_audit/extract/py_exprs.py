@@ -109,6 +109,14 @@ def _child_kind(cls: type) -> int:
     return kind
 
 
+def _truthy(expr: Expr | None) -> bool:
+    """A keyword argument given a value that is not plainly false (`nx=True`, `nx=flag`)."""
+    if not expr:
+        return False
+    return not (expr.get("k") == "none" or expr.get("k") == "num" and not expr.get("v")
+                or expr.get("k") == "unknown" and expr.get("text") in ("False", "0"))
+
+
 def is_upper_const(name: str) -> bool:
     return name.isupper() or (name[:1].isupper() and not name.isupper() and "_" not in name)
 
@@ -606,10 +614,13 @@ class ExprMixin:
                 value, at = None, span
             else:
                 continue
-            self.facts.sites.append(SiteFact(
+            site = SiteFact(
                 id=f"site:{self.path}:{at.line}:{at.column}", api=spec.api, role=spec.role, span=at,
                 value=value, function=function, stored_in=self.store, group=call_id, unit=spec.unit,
-            ))
+            )
+            if any(_truthy(kw.get(k)) for k in spec.acquire_kw):
+                site.extra["acquires"] = True  # `set(…, nx=True, ex=ttl)`: takes the key, renews nothing
+            self.facts.sites.append(site)
             if value is not None and spec.role in self.timer_roles and self.func is not None:
                 self.timer_values.append(value)
 
