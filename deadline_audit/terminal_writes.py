@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the graph is optional: name-only use needs no graph
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
 _SQL_STATE = re.compile(r"(?i)\b(?:status|state|phase)\"?\s*=\s*'(\w+)'")
+_SET_FRAGMENT = re.compile(r'^\s*"?(\w+)"?\s*=\s*\?')  # a builder's `Set("status = ?", v)`
 _MAP_ENTRY = re.compile(r'"(\w+)"\s*:\s*("([^"]*)")?')  # a Go map literal's `"key": "value"` entries
 _MAX_DEPTH = 8
 
@@ -66,6 +67,8 @@ class TerminalWrites:
         self._columns_update = set(orm.get("columns_update", ()))
         self._columns_kw_update = set(orm.get("columns_kw_update", ()))
         self._persist = set(data.get("python", {}).get("persist_methods", ()))
+        self._executors = set(orm.get("chain_executors", ()))
+        self._setters = tuple(orm.get("column_setters", ()))
         go = data.get("go", {})
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
@@ -93,7 +96,7 @@ class TerminalWrites:
 
     def _is_terminal(self, call: CallFact, path: str | None) -> bool:
         if any(self._sql(a) or self._orm_update(a) for a in call.args) or self._sets_columns(call) \
-                or self._persists_state(call):
+                or self._persists_state(call) or self._executes_status_update(call, path):
             return True
         target = self._target(call, path)
         if target is not None:
@@ -335,6 +338,39 @@ class TerminalWrites:
             return False
         literal = [v["v"].lower() for v in hits if isinstance(v, dict) and v.get("k") == "str"]
         return not literal or any(v not in self.never_states for v in literal)
+
+    def _executes_status_update(self, call: CallFact, path: str | None) -> bool:
+        """The call that runs a builder chain setting a status column (ent `SetStatus(v)`,
+        bun `Set("status = ?", v)`), unless the value is a state that is not an end."""
+        if call.callee.get("k") != "method" or call.callee.get("name") not in self._executors:
+            return False
+        x = call.callee.get("x")
+        for _ in range(12):
+            if not isinstance(x, dict) or x.get("k") != "call":
+                return False
+            fn = x.get("fn") or {}
+            name, args = str(fn.get("name") or ""), x.get("args") or []
+            for setter in self._setters:
+                if not name.startswith(setter) or not args:
+                    continue
+                column = "_".join(tokens(name[len(setter):]))
+                if column in self._orm["columns"]:
+                    return not self._never_state(args[0], path)
+                fragment = _SET_FRAGMENT.match(args[0].get("v", "")) if args[0].get("k") == "str" else None
+                if name == setter and fragment and fragment.group(1).lower() in self._orm["columns"]:
+                    return len(args) < 2 or not self._never_state(args[1], path)
+            x = fn.get("x")
+        return False
+
+    def _never_state(self, expr: Expr, path: str | None) -> bool:
+        """A value naming a state that is not an end (`"running"`, `job.StatusRunning`)."""
+        value = expr.get("v") if expr.get("k") == "str" else None
+        if value is None and self.graph is not None and path is not None:
+            from deadline_audit.graph import Ctx
+
+            resolved = self.graph.value(expr, Ctx(path))
+            value = resolved if isinstance(resolved, str) else None
+        return value is not None and value.lower() in self.never_states
 
     def _persists_state(self, call: CallFact) -> bool:
         """`job.status = "done"` earlier in the function (extract/py_marks_scopes.py

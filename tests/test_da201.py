@@ -130,3 +130,16 @@ def test_python_orm_writes_of_a_status_column_inside_the_deadline():
     f = at(result, "billing/collect.py", 15)
     assert "asyncio.timeout" in f.message
     assert [rel(r.location) for r in f.related] == [("da201/py_orm/billing/collect.py", 11)]
+
+
+def test_go_builder_chains_executed_with_the_request_context():
+    # ent: UpdateOneID(id).SetStatus(run.StatusFailed)…Exec(r.Context()) — the executing
+    # call takes the context; bun: NewUpdate()…Set("status = ?", "archived")…Exec(r.Context()).
+    # Silent: SetStatus(run.StatusRunning) (a generated constant naming a state that is not
+    # an end), a counter set by bun, and the success written under WithoutCancel.
+    result = analyse("da201/go_builders")
+    assert da201_findings(result) == [
+        ("DA201", "da201/go_builders/internal/api/runs.go", 33),
+        ("DA201", "da201/go_builders/internal/api/runs.go", 51),
+    ]
+    assert "r.Context()" in at(result, "api/runs.go", 33).message
