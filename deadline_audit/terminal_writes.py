@@ -66,6 +66,7 @@ class TerminalWrites:
         self._column_update = set(orm.get("column_update", ()))
         self._columns_update = set(orm.get("columns_update", ()))
         self._columns_kw_update = set(orm.get("columns_kw_update", ()))
+        self._field_update = set(orm.get("field_update", ()))
         self._persist = set(data.get("python", {}).get("persist_methods", ()))
         self._executors = set(orm.get("chain_executors", ()))
         self._setters = tuple(orm.get("column_setters", ()))
@@ -329,7 +330,8 @@ class TerminalWrites:
         """A query builder's column update that writes a status column, unless the value is
         a state that is not an end: GORM `Update("status", "failed")`,
         `Updates(map[string]any{"status": "done"})`, `Updates(Job{Status: "done"})`; Django
-        `Job.objects.filter(…).update(status="failed")` (keywords, on a query only)."""
+        `Job.objects.filter(…).update(status="failed")` (keywords, on a query only); a field of a
+        key-value record (redis-py `hset(name, "status", "done")`, `hset(name, mapping=…)`)."""
         written = self._columns_written(call)
         if not written:
             return False
@@ -398,6 +400,14 @@ class TerminalWrites:
         name = call.callee.get("name") if call.callee.get("k") == "method" else None
         if name in self._columns_kw_update and call.kw and (call.callee.get("x") or {}).get("k") == "call":
             return {str(k).lower(): v for k, v in call.kw.items()}
+        if name in self._field_update:  # hset(name, field, value) / hset(name, mapping={…})
+            if len(call.args) >= 3 and call.args[1].get("k") == "str":
+                return {call.args[1].get("v", "").lower(): call.args[2]}
+            mapping = call.kw.get("mapping") or (call.args[1] if len(call.args) == 2 else None)
+            if isinstance(mapping, dict) and mapping.get("k") == "dict":
+                return {item[0].lower(): item[1] for item in mapping.get("items") or ()
+                        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)}
+            return None
         if not call.args:
             return None
         first = call.args[0]

@@ -121,9 +121,12 @@ def test_python_orm_writes_of_a_status_column_inside_the_deadline():
     # after it is not reported again). Silent: "processing" committed, a state set in an
     # `except` (plain asyncio never runs it on cancellation), and a state committed after
     # the block.
+    # A job kept as a Redis hash: `hset(key, mapping={"status": "ready", …})` after the
+    # render in the block (silent: a counter field, and the status written after the block).
     result = analyse("da201/py_orm")
     assert da201_findings(result) == [
         ("DA201", "da201/py_orm/billing/collect.py", 15),
+        ("DA201", "da201/py_orm/billing/receipts.py", 13),
         ("DA201", "da201/py_orm/billing/refunds.py", 26),
     ]
     assert "flush" in at(result, "billing/refunds.py", 26).message
