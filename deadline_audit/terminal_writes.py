@@ -33,6 +33,7 @@ _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
 _SQL_STATE = re.compile(r"(?i)\b(?:status|state|phase)\"?\s*=\s*'(\w+)'")
 _SET_FRAGMENT = re.compile(r'^\s*"?(\w+)"?\s*=\s*\?')  # a builder's `Set("status = ?", v)`
+_IN_PROGRESS = re.compile(r"[a-z_]{3,}ing")  # one word in progress: `rendering`, not a message
 _MAP_ENTRY = re.compile(r'"(\w+)"\s*:\s*("([^"]*)")?')  # a Go map literal's `"key": "value"` entries
 _MAX_DEPTH = 8
 
@@ -79,6 +80,12 @@ class TerminalWrites:
         self._calls: dict[tuple[int, str | None], bool] = {}  # facts live as long as the graph
         self._active: set[str] = set()
 
+    def not_an_end(self, state: str) -> bool:
+        """A state value that is not how work ends: a catalog state (`running`, `queued`), or
+        any state in progress (`rendering`, `exporting`: an -ing form)."""
+        state = state.lower()
+        return state in self.never_states or bool(_IN_PROGRESS.fullmatch(state))
+
     # -- names ------------------------------------------------------------------------
     def name_of(self, call: CallFact) -> str:
         callee = call.callee
@@ -117,7 +124,7 @@ class TerminalWrites:
         receiver = self._receiver_tokens(call.callee) + self._type_tokens(call, path)
         if self.never_receivers & set(receiver):
             return False
-        if any(a.get("k") == "str" and a.get("v", "").lower() in self.never_states
+        if any(a.get("k") == "str" and self.not_an_end(a.get("v", ""))
                for a in list(call.args) + list(call.kw.values())):
             return False
         if verbs and any(t in self.final_words for i, t in enumerate(name_tokens) if i > verbs[0]):
@@ -324,7 +331,7 @@ class TerminalWrites:
         if not built or not sets or not sql["columns"] & set(sets):
             return False
         values = [v.get("v", "").lower() for k, v in sets.items() if k in sql["columns"] and v.get("k") == "str"]
-        return not values or any(v not in self.never_states for v in values)
+        return not values or any(not self.not_an_end(v) for v in values)
 
     def _sets_columns(self, call: CallFact) -> bool:
         """A query builder's column update that writes a status column, unless the value is
@@ -339,7 +346,7 @@ class TerminalWrites:
         if not hits:
             return False
         literal = [v["v"].lower() for v in hits if isinstance(v, dict) and v.get("k") == "str"]
-        return not literal or any(v not in self.never_states for v in literal)
+        return not literal or any(not self.not_an_end(v) for v in literal)
 
     def _executes_status_update(self, call: CallFact, path: str | None) -> bool:
         """The call that runs a builder chain setting a status column (ent `SetStatus(v)`,
@@ -372,7 +379,7 @@ class TerminalWrites:
 
             resolved = self.graph.value(expr, Ctx(path))
             value = resolved if isinstance(resolved, str) else None
-        return value is not None and value.lower() in self.never_states
+        return value is not None and self.not_an_end(value)
 
     def _persists_state(self, call: CallFact) -> bool:
         """`job.status = "done"` earlier in the function (extract/py_marks_scopes.py
@@ -387,7 +394,7 @@ class TerminalWrites:
         if not sets:
             return False
         last = max(sets, key=lambda m: m["line"])
-        if last.get("value") and last["value"].lower() in self.never_states:
+        if last.get("value") and self.not_an_end(last["value"]):
             return False
         persisted_between = any(
             c is not call and c.callee.get("k") == "method" and c.callee.get("name") in self._persist
@@ -400,13 +407,18 @@ class TerminalWrites:
         name = call.callee.get("name") if call.callee.get("k") == "method" else None
         if name in self._columns_kw_update and call.kw and (call.callee.get("x") or {}).get("k") == "call":
             return {str(k).lower(): v for k, v in call.kw.items()}
-        if name in self._field_update:  # hset(name, field, value) / hset(name, mapping={…})
-            if len(call.args) >= 3 and call.args[1].get("k") == "str":
-                return {call.args[1].get("v", "").lower(): call.args[2]}
-            mapping = call.kw.get("mapping") or (call.args[1] if len(call.args) == 2 else None)
+        if name in self._field_update:  # hset(name, field, value), HSet(ctx, key, field, value), a mapping
+            args = call.args
+            for i, arg in enumerate(args[1:-1], start=1):
+                if arg.get("k") == "str" and arg.get("v", "").lower() in self._orm["columns"]:
+                    return {arg["v"].lower(): args[i + 1]}
+            mapping = call.kw.get("mapping") or (args[-1] if len(args) >= 2 else None)
             if isinstance(mapping, dict) and mapping.get("k") == "dict":
                 return {item[0].lower(): item[1] for item in mapping.get("items") or ()
                         if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)}
+            if isinstance(mapping, dict) and mapping.get("k") == "unknown":  # a Go map literal
+                return {k.lower(): ({"k": "str", "v": v} if quoted else {})
+                        for k, quoted, v in _MAP_ENTRY.findall(mapping.get("text", ""))}
             return None
         if not call.args:
             return None
@@ -431,7 +443,7 @@ class TerminalWrites:
             return False
         head = re.split(r"(?i)\bwhere\b", expr.get("v", ""), maxsplit=1)[0]
         states = _SQL_STATE.findall(head)
-        return not states or any(v.lower() not in self.never_states for v in states)
+        return not states or any(not self.not_an_end(v) for v in states)
 
     @staticmethod
     def _receiver_tokens(callee: Expr) -> list[str]:

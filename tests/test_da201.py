@@ -140,8 +140,11 @@ def test_go_builder_chains_executed_with_the_request_context():
     # call takes the context; bun: NewUpdate()…Set("status = ?", "archived")…Exec(r.Context()).
     # Silent: SetStatus(run.StatusRunning) (a generated constant naming a state that is not
     # an end), a counter set by bun, and the success written under WithoutCancel.
+    # go-redis: HSet(r.Context(), key, map{"status": "failed", …}) (silent: "rendering", a
+    # state in progress; an HIncrBy counter; the final HSet under WithoutCancel)
     result = analyse("da201/go_builders")
     assert da201_findings(result) == [
+        ("DA201", "da201/go_builders/internal/api/previews.go", 20),
         ("DA201", "da201/go_builders/internal/api/runs.go", 33),
         ("DA201", "da201/go_builders/internal/api/runs.go", 51),
     ]
