@@ -2,7 +2,7 @@
 config key"), the Python counterpart of config_tags.py.
 
 Two ways a settings class names where its values come from:
-- a class-level string naming a top-level table of a config file (`toml_table = "claims"`,
+- a class-level string naming a top-level table of a config file (`section = "locks"`,
   read by a custom pydantic-settings source or a loader that feeds `raw["claims"]` to the
   class) whose keys are field names of the class;
 - pydantic-settings' own file sources: `model_config = SettingsConfigDict(toml_file=…)`
@@ -56,7 +56,7 @@ def bind_settings_tables(graph: "TimeoutGraph") -> None:
 
 
 def _tables_named(graph: "TimeoutGraph", owner: str, members: list[str]) -> list[str]:
-    """Key prefixes the class names: "claims." for `toml_table = "claims"`, "" for a
+    """Key prefixes the class names: "locks." for `section = "locks"`, "" for a
     pydantic-settings file source."""
     found: list[str] = []
     for sym in members:
