@@ -3,7 +3,7 @@ config key"), the Python counterpart of config_tags.py.
 
 Two ways a settings class names where its values come from:
 - a class-level string naming a top-level table of a config file (`section = "locks"`,
-  read by a custom pydantic-settings source or a loader that feeds `raw["claims"]` to the
+  read by a custom pydantic-settings source or a loader that feeds `raw["locks"]` to the
   class) whose keys are field names of the class;
 - pydantic-settings' own file sources: `model_config = SettingsConfigDict(toml_file=…)`
   (also `yaml_file`, `json_file`), top-level keys named like the fields.
