@@ -653,7 +653,7 @@ class TimeoutGraph:
     def _built_from(self, expr: Expr, path: str) -> list[str]:
         """A library constructor's arguments (`openai.NewClientWithConfig(cfg)`,
         `resty.NewWithClient(hc)`): what they hold, the object built from them holds too."""
-        fn = expr.get("fn") or {} if expr.get("k") == "call" else {}
+        fn = (expr.get("fn") or {}) if expr.get("k") == "call" else {}
         name = fn.get("name") if fn.get("k") in ("ext", "method") else None
         if not name or not str(name).rsplit(".", 1)[-1].startswith("New"):
             return []
