@@ -8,7 +8,6 @@ The checks import this module only: it re-exports what they use of `wire`.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import PurePosixPath
 from typing import Any, Iterator
 
 from deadline_audit.durations import parse_go_duration

@@ -17,12 +17,12 @@ Unresolvable stays unresolved: no target, no link.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterator
+from typing import Any
 
 import pathspec
 
 from deadline_audit.analysis.context import Ctx, GraphView
-from deadline_audit.facts import Expr, walk_exprs as _walk
+from deadline_audit.facts import Expr
 
 _MAX_TARGETS = 8  # a dispatch wider than this says nothing about which code runs
 _PROMOTION_DEPTH = 3

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.durations import Quantity
-from deadline_audit.findings import Finding, Location, Related
+from deadline_audit.findings import Finding, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 from deadline_audit import wire_eval as w
 

@@ -29,7 +29,7 @@ from fnmatch import fnmatchcase
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.py_marks import MarkContext, Walker, run_marker_passes
-from deadline_audit.facts import CallFact, FileFacts
+from deadline_audit.facts import FileFacts
 
 
 def run(tree: ast.Module, facts: FileFacts, catalog: Catalog) -> None:

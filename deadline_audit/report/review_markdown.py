@@ -4,7 +4,7 @@ as tables, with the graph as Mermaid source."""
 from __future__ import annotations
 
 from deadline_audit import __version__
-from deadline_audit.report.humanize import format_seconds, plural
+from deadline_audit.report.humanize import plural
 from deadline_audit.report.review_model import (Markup, Review, count_text, flow_step_text, flow_worth_showing,
                                                 seconds_text, settings_text, span_text, value_text)
 from deadline_audit.report.review_graph import Picture
