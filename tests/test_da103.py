@@ -191,10 +191,14 @@ def test_lock_clients_typed_by_what_their_constructor_returns_or_the_interface_h
     # NewFromURL, redislock.Obtain as a package function) renew at a third
     # go-redis held as the Cmdable interface (a struct field): 30 s for a 20 s key (error);
     # a UniversalClient re-setting its key at a third of the TTL is silent
+    # time.Tick: `for range time.Tick(20 s)` over a 15 s key, and a `tick := time.Tick(…)`
+    # channel received in a select (40 s for 40 s); a third of the TTL is silent
     result = analyse("da103/lock_clients")
     assert da103(result) == [
         ("DA103", "da103/lock_clients/election/election.go", 27, "error"),
         ("DA103", "da103/lock_clients/presence/presence.go", 28, "error"),
+        ("DA103", "da103/lock_clients/presence/ticks.go", 18, "error"),
+        ("DA103", "da103/lock_clients/presence/ticks.go", 25, "error"),
         ("DA103", "da103/lock_clients/render/render.go", 25, "error"),
     ]
     by_file = {f.location.path.rsplit("/", 1)[-1]: f for f in result.findings if f.rule_id == "DA103"}

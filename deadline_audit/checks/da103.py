@@ -100,8 +100,8 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
         if loop is None or site.function is None:
             continue
         entry = loops.setdefault((site.function, loop), Loop())
-        if site.role in ("sleep", "timer"):
-            entry.periods.append(site.id)
+        if site.role in ("sleep", "timer") or site.role == "ticker" and not site.stored_in:
+            entry.periods.append(site.id)  # a ticker made by the loop itself: `for range time.Tick(d)`
         elif site.role == "lease" and site.api in renewing and not site.extra.get("acquires"):
             entry.ttls.append(_site_ttl(graph, site.id, "TTL set here"))
     helper_ttls = _ttls_by_function(graph, renewing)

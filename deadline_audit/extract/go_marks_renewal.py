@@ -1,7 +1,8 @@
 """DA103 marks on Go files: the loops a renewal can live in and what ticks them.
 
 - `FunctionFact.markers += {"m": "loop", "line", "col", "ticks": [Expr]}` for each `for`
-  statement (`ticks`: the tickers/timers it receives from, `<-t.C`);
+  statement (`ticks`: the tickers/timers it receives from, `<-t.C`, or the channel it
+  receives from, `<-tick` for `tick := time.Tick(d)`);
 - `SiteFact.extra["loop"]` / `CallFact.extra["loop"]` = `"line:col"` of the innermost
   `for` around a site or call;
 - `FunctionFact.markers += {"m": "renew", "api", "line", "col", "loop"}` for a call that
@@ -35,6 +36,7 @@ _QUERIES = {
         ((unary_expression operator: "<-"
             operand: (selector_expression operand: (_) @timer field: (field_identifier) @c))
          (#eq? @c "C"))
+        (unary_expression operator: "<-" operand: (identifier) @timer)
     """,
 }
 
