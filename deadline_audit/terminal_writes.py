@@ -349,11 +349,25 @@ class TerminalWrites:
         return not literal or any(not self.not_an_end(v) for v in literal)
 
     def _executes_status_update(self, call: CallFact, path: str | None) -> bool:
-        """The call that runs a builder chain setting a status column (ent `SetStatus(v)`,
-        bun `Set("status = ?", v)`), unless the value is a state that is not an end."""
+        """The call that runs a builder chain setting a status column, unless the value is a
+        state that is not an end: the chain is its receiver (ent `…SetStatus(v).Exec(ctx)`,
+        bun `…Set("status = ?", v)….Exec(ctx)`) or the statement built into a local it is
+        given (squirrel `q, args, _ := sq.Update("runs").Set("status", v)….ToSql()` then
+        `db.ExecContext(ctx, q, args...)`)."""
         if call.callee.get("k") != "method" or call.callee.get("name") not in self._executors:
             return False
-        x = call.callee.get("x")
+        if self._chain_sets_status(call.callee.get("x"), path):
+            return True
+        if self.graph is None or not call.function:
+            return False
+        for arg in call.args:
+            if arg.get("k") == "ref" and arg["sym"].startswith(call.function + "."):
+                bound = [b for b, _ in self.graph.bindings.get(arg["sym"], ()) if b.span.line <= call.span.line]
+                if bound and self._chain_sets_status(bound[-1].expr, path):
+                    return True
+        return False
+
+    def _chain_sets_status(self, x: Any, path: str | None) -> bool:
         for _ in range(12):
             if not isinstance(x, dict) or x.get("k") != "call":
                 return False
@@ -363,10 +377,13 @@ class TerminalWrites:
                 if not name.startswith(setter) or not args:
                     continue
                 column = "_".join(tokens(name[len(setter):]))
-                if column in self._orm["columns"]:
+                if column in self._orm["columns"]:  # SetStatus(v)
                     return not self._never_state(args[0], path)
-                fragment = _SET_FRAGMENT.match(args[0].get("v", "")) if args[0].get("k") == "str" else None
-                if name == setter and fragment and fragment.group(1).lower() in self._orm["columns"]:
+                if name != setter or args[0].get("k") != "str":
+                    continue
+                fragment = _SET_FRAGMENT.match(args[0].get("v", ""))
+                named = fragment.group(1) if fragment else args[0].get("v", "")
+                if named.lower() in self._orm["columns"]:  # Set("status = ?", v) / Set("status", v)
                     return len(args) < 2 or not self._never_state(args[1], path)
             x = fn.get("x")
         return False

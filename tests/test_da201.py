@@ -147,5 +147,6 @@ def test_go_builder_chains_executed_with_the_request_context():
         ("DA201", "da201/go_builders/internal/api/previews.go", 20),
         ("DA201", "da201/go_builders/internal/api/runs.go", 33),
         ("DA201", "da201/go_builders/internal/api/runs.go", 51),
+        ("DA201", "da201/go_builders/internal/api/steps.go", 24),  # squirrel, then ExecContext
     ]
     assert "r.Context()" in at(result, "api/runs.go", 33).message
