@@ -274,6 +274,24 @@ def from_json(text: str) -> FileFacts:
     return FileFacts(**data)
 
 
+def receiver_chain(callee: Expr) -> list[Expr]:
+    """What a method call goes through, innermost last: `a.b.c().d(…)` -> c(), a.b, a."""
+    chain, x = [], callee.get("x")
+    while isinstance(x, dict) and x.get("k") in ("field", "ref", "method", "call"):
+        chain.append(x)
+        x = x.get("x") if x.get("k") != "call" else (x.get("fn") or {}).get("x")
+    return chain
+
+
+def truthy(expr: Expr | None) -> bool:
+    """A keyword argument given a value that is not plainly false (`stream=True`,
+    `nx=flag`; not `False`, `None`, `0`, nor left out)."""
+    if not expr:
+        return False
+    text = expr.get("text") or expr.get("sym") or expr.get("v")
+    return str(text).rsplit(".", 1)[-1] not in ("False", "None", "0", "", "false")
+
+
 def walk_exprs(expr: Any) -> Iterator[Expr]:
     """Every sub-expression (a dict whose kind `k` is a string), pre-order. A call's
     keywords are a dict too, and a keyword may be named `k`: the string test tells them apart."""

@@ -577,6 +577,23 @@ class TimeoutGraph:
     def reachable(self, roots: list[str], limit: int = 400) -> set[str]:
         return self.callgraph.reachable(roots, limit)
 
+    def bindings_by_function(self) -> dict[str, list[tuple[str, Binding, str]]]:
+        """Function -> the (symbol, binding, path) written in its body, in source order
+        (parameter defaults left out), built once: what a constructor sets, the values of
+        external calls the facts keep only as what they are bound to."""
+        key = ("_bindings_by_function",)
+        found = self._memo.get(key)
+        if found is None:
+            found = {}
+            for sym, binds in self.bindings.items():
+                for b, path in binds:
+                    if b.function and not b.is_default:
+                        found.setdefault(b.function, []).append((sym, b, path))
+            for writes in found.values():
+                writes.sort(key=lambda item: (item[1].span.line, item[1].span.column))
+            self._memo[key] = found
+        return found
+
     def used_symbols(self, fn_sym: str) -> set[str]:
         """Fields/variables a function reads (its own uses, call receivers and args)."""
         if fn_sym not in self.functions:

@@ -27,9 +27,6 @@ from deadline_audit.facts import Binding, Expr
 if TYPE_CHECKING:
     from deadline_audit.graph import TimeoutGraph
 
-_FILE_SOURCES = ("toml_file", "yaml_file", "json_file")
-
-
 def bind_settings_tables(graph: "TimeoutGraph") -> None:
     if not graph.config_values:
         return
@@ -45,8 +42,10 @@ def bind_settings_tables(graph: "TimeoutGraph") -> None:
     for sym, decl in graph.decls.items():
         if decl.kind == "field" and sym.startswith("sym:py:"):
             fields[sym.rsplit(".", 1)[0]].append(sym)
+    settings = graph.catalog.table("python", "settings")
+    sources = (str(settings.get("config_attribute", "model_config")), tuple(settings.get("file_sources", ())))
     for owner, members in fields.items():
-        for prefix in _tables_named(graph, owner, members):
+        for prefix in _tables_named(graph, members, sources):
             matched = [(sym, prefix + sym.rsplit(".", 1)[-1]) for sym in members
                        if len(files_by_key.get(prefix + sym.rsplit(".", 1)[-1], ())) == 1]
             if len(matched) < 2:
@@ -55,17 +54,18 @@ def bind_settings_tables(graph: "TimeoutGraph") -> None:
                 _read_from_file(graph, sym, key, next(iter(files_by_key[key])))
 
 
-def _tables_named(graph: "TimeoutGraph", owner: str, members: list[str]) -> list[str]:
+def _tables_named(graph: "TimeoutGraph", members: list[str], sources: tuple[str, tuple[str, ...]]) -> list[str]:
     """Key prefixes the class names: "locks." for `section = "locks"`, "" for a
-    pydantic-settings file source."""
+    pydantic-settings file source (catalog `settings.config_attribute` / `file_sources`)."""
+    config_attribute, file_sources = sources
     found: list[str] = []
     for sym in members:
         for b, _ in graph.bindings.get(sym, ()):
             expr = b.expr
             if expr.get("k") == "str" and expr.get("v") and "." not in expr["v"] and " " not in expr["v"]:
                 found.append(expr["v"] + ".")
-            elif expr.get("k") == "call" and sym.endswith(".model_config"):
-                if any((expr.get("kw") or {}).get(k, {}).get("k") == "str" for k in _FILE_SOURCES):
+            elif expr.get("k") == "call" and sym.endswith("." + config_attribute):
+                if any((expr.get("kw") or {}).get(k, {}).get("k") == "str" for k in file_sources):
                     found.append("")
     return list(dict.fromkeys(found))
 

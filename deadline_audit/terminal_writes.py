@@ -33,7 +33,6 @@ _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
 _SQL_STATE = re.compile(r"(?i)\b(?:status|state|phase)\"?\s*=\s*'(\w+)'")
 _SET_FRAGMENT = re.compile(r'^\s*"?(\w+)"?\s*=\s*\?')  # a builder's `Set("status = ?", v)`
-_IN_PROGRESS = re.compile(r"[a-z_]{3,}ing")  # one word in progress: `rendering`, not a message
 _MAP_ENTRY = re.compile(r'"(\w+)"\s*:\s*("([^"]*)")?')  # a Go map literal's `"key": "value"` entries
 _MAX_DEPTH = 8
 
@@ -58,6 +57,8 @@ class TerminalWrites:
         self.work = set(names.get("work_nouns", ()))
         self.never = set(names.get("not_terminal", ()))
         self.never_states = set(names.get("not_terminal_states", ()))
+        endings = "|".join(re.escape(e) for e in names.get("not_terminal_state_endings", ()))
+        self._in_progress = re.compile(rf"[a-z_]{{3,}}(?:{endings})") if endings else None
         self.never_receivers = set(names.get("not_terminal_receivers", ()))
         self.never_methods = set(names.get("not_terminal_methods", ()))
         self.sql = [re.compile(p) for p in data.get("sql", {}).get("patterns", ())]
@@ -82,9 +83,9 @@ class TerminalWrites:
 
     def not_an_end(self, state: str) -> bool:
         """A state value that is not how work ends: a catalog state (`running`, `queued`), or
-        any state in progress (`rendering`, `exporting`: an -ing form)."""
+        one word with a catalog ending of a state in progress (`rendering`, `exporting`)."""
         state = state.lower()
-        return state in self.never_states or bool(_IN_PROGRESS.fullmatch(state))
+        return state in self.never_states or bool(self._in_progress and self._in_progress.fullmatch(state))
 
     # -- names ------------------------------------------------------------------------
     def name_of(self, call: CallFact) -> str:

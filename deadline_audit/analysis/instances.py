@@ -19,7 +19,7 @@ Each field maps to (value expression, the context to evaluate it in): merged int
 from __future__ import annotations
 
 from deadline_audit.analysis.context import Ctx, GraphView
-from deadline_audit.facts import Binding, Expr
+from deadline_audit.facts import Expr
 
 _MAX_DEPTH = 6
 
@@ -71,7 +71,7 @@ def _constructed(graph: GraphView, call: Expr, ctx: Ctx, depth: int) -> Fields:
             return {}
         owner = next(iter(fields)).rsplit(".", 1)[0]
     prefix = owner + "."
-    for sym, b in _field_writes(graph).get(callee, ()):
+    for sym, b, _ in graph.bindings_by_function().get(callee, ()):
         if sym.startswith(prefix):
             fields[sym] = (b.expr, inner)  # later writes win: source order
     # functional options, applied after the constructor's own defaults
@@ -93,8 +93,8 @@ def _option_fields(graph: GraphView, arg: Expr, ctx: Ctx, prefix: str) -> Fields
     if len(fn.returns) != 1 or not closures or not closures <= set(graph.closures.get(option, ())):
         return {}
     inner = Ctx(path, graph.call_subst(fn, arg, ctx), ctx.call_at, option)
-    writes = _field_writes(graph)
-    return {sym: (b.expr, inner) for closure in closures for sym, b in writes.get(closure, ())
+    writes = graph.bindings_by_function()
+    return {sym: (b.expr, inner) for closure in closures for sym, b, _ in writes.get(closure, ())
             if sym.startswith(prefix)}
 
 
@@ -106,19 +106,3 @@ def _dataclass_call(graph: GraphView, call: Expr, ctx: Ctx) -> Fields:
         return {}
     return {f"{fn['sym']}.{name}": (value, ctx) for name, value in (call.get("kw") or {}).items()
             if f"{fn['sym']}.{name}" in graph.decls}
-
-
-def _field_writes(graph: GraphView) -> dict[str, list[tuple[str, Binding]]]:
-    """Function -> the (symbol, binding) pairs written in its body, in source order."""
-    key = ("_field_writes",)
-    found = graph._memo.get(key)
-    if found is None:
-        found = {}
-        for sym, binds in graph.bindings.items():
-            for b, _ in binds:
-                if b.function and not b.is_default:
-                    found.setdefault(b.function, []).append((sym, b))
-        for writes in found.values():
-            writes.sort(key=lambda item: (item[1].span.line, item[1].span.column))
-        graph._memo[key] = found
-    return found

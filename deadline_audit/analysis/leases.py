@@ -350,11 +350,10 @@ def _symbols_used(graph: GraphView, calls: list[CallFact], ctx: Ctx, values: lis
 
 
 def _values_bound(graph: GraphView, caller: str, after: int, before: int) -> list:
-    """The values the caller binds to its locals between two lines: a Go request on an
-    external client is no call fact of its own (`resp, err := w.http.Do(req)`), only the
-    value of the local it is bound to."""
-    return [b.expr for _, binds in _local_bindings(graph, caller) for b, _ in binds
-            if after < b.span.line < before]
+    """The values the caller binds between two lines: a Go request on an external client is
+    no call fact of its own (`resp, err := w.http.Do(req)`), only the value of what it is
+    bound to."""
+    return [b.expr for _, b, _ in graph.bindings_by_function().get(caller, ()) if after < b.span.line < before]
 
 
 def _decorator_leases(graph: GraphView, holders: dict[str, int],

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
-from deadline_audit.facts import CallFact
+from deadline_audit.facts import CallFact, receiver_chain, truthy
 from deadline_audit.findings import Finding, Related
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
 
@@ -112,8 +112,8 @@ def _streamed(graph: TimeoutGraph, site, path: str, requests: list[tuple[CallFac
     streaming = graph.catalog.table(lang, "streaming")
     kws, methods = set(streaming.get("kw", ())), set(streaming.get("methods", ()))
     for call in _through_client(graph, site, path, requests):
-        names = {x.get("name") for x in _receiver_chain(call.callee)} | {call.callee.get("name")}
-        if names & methods or any(k in kws and _truthy(v) for k, v in call.kw.items()):
+        names = {x.get("name") for x in receiver_chain(call.callee)} | {call.callee.get("name")}
+        if names & methods or any(k in kws and truthy(v) for k, v in call.kw.items()):
             return True
     return False
 
@@ -133,23 +133,10 @@ def _through_client(graph: TimeoutGraph, site, path: str, requests: list[tuple[C
     carriers = graph.carriers(site, path)
     found = []
     for call, call_path in requests:
-        chain = _receiver_chain(call.callee)
+        chain = receiver_chain(call.callee)
         if chain and carriers & {graph.resolve_sym(x, Ctx(call_path)) for x in chain}:
             found.append(call)
     return found
-
-
-def _receiver_chain(callee: dict) -> list[dict]:
-    chain, x = [], callee.get("x")
-    while isinstance(x, dict) and x.get("k") in ("field", "ref", "method", "call"):
-        chain.append(x)
-        x = x.get("x") if x.get("k") != "call" else (x.get("fn") or {}).get("x")
-    return chain
-
-
-def _truthy(expr: dict) -> bool:
-    text = expr.get("text") or expr.get("sym") or expr.get("v")
-    return str(text).rsplit(".", 1)[-1] not in ("False", "None", "0", "", "false")
 
 
 def _compare(graph: TimeoutGraph, site_id: str, lease: Lease) -> tuple[bool, str, str | None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deadline_audit.facts import Expr, SiteFact
+from deadline_audit.facts import Expr, SiteFact, receiver_chain
 from deadline_audit.graph import Ctx, TimeoutGraph
 
 
@@ -298,25 +298,21 @@ def _streamed_calls_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
             if callee.get("k") != "method" or name not in methods or graph.lang.get(path) != "go":
                 return
             stream = Stream(_short(fn_sym or ""), f"a streamed call ({name}) through this client", path, line, col)
-            x = callee.get("x")
-            for _ in range(6):
-                if not isinstance(x, dict):
-                    break
+            for x in receiver_chain(callee):
                 holder = graph.resolve_sym(x, Ctx(path))
                 if holder:
                     index.setdefault(holder, []).append(stream)
-                x = x.get("x") if x.get("k") != "call" else (x.get("fn") or {}).get("x")
 
         for fn_sym, calls in graph.calls_in.items():
             for call, path in calls:
                 add(call.callee, fn_sym, path, call.span.line, call.span.column)
         # a call on an external type is no call fact, only the value of what it is bound to
         # (`stream, err := c.CreateChatCompletionStream(ctx, req)`)
-        for binds in graph.bindings.values():
-            for b, path in binds:
-                if b.function and b.expr.get("k") == "call":
+        for fn_sym, writes in graph.bindings_by_function().items():
+            for _, b, path in writes:
+                if b.expr.get("k") == "call":
                     at = b.expr.get("at") or [b.span.line, b.span.column]
-                    add(b.expr.get("fn") or {}, b.function, path, at[0], at[1])
+                    add(b.expr.get("fn") or {}, fn_sym, path, at[0], at[1])
         graph._memo[key] = index
     return graph._memo[key]
 

@@ -111,27 +111,14 @@ def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, wr
     # work through external calls the facts keep only as values:
     # `req, _ := http.NewRequestWithContext(ctx, …)`
     for owner in owners:
-        for b in _call_bindings(graph).get(owner, ()):
-            if b.span.line != write.span.line:
+        for _, b, _ in graph.bindings_by_function().get(owner, ()):
+            if b.expr.get("k") == "call" and b.span.line != write.span.line:
                 fn = b.expr.get("fn") or {}
                 name = fn.get("name") or fn.get("sym") or ""
                 if not str(name).startswith("context.") and \
                         any(uses_symbol(a, origin.bound_sym) for a in b.expr.get("args") or ()):
                     return True
     return False
-
-
-def _call_bindings(graph: TimeoutGraph) -> dict[str, list]:
-    """Function → the bindings in it whose value is a call (built once per graph)."""
-    key = ("_da201_call_bindings",)
-    if key not in graph._memo:
-        index: dict[str, list] = {}
-        for binds in graph.bindings.values():
-            for b, _ in binds:
-                if b.function and b.expr.get("k") == "call":
-                    index.setdefault(b.function, []).append(b)
-        graph._memo[key] = index
-    return graph._memo[key]
 
 
 def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, path: str, origin: Origin,

@@ -14,7 +14,7 @@ import libcst as cst
 
 from deadline_audit.extract.py_index import PyIndex
 from deadline_audit.extract.py_scope import ClassInfo, Entry, FuncState, Scope, lookup
-from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, SiteFact, Span
+from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, SiteFact, Span, truthy
 from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE
 
 
@@ -107,14 +107,6 @@ def _child_kind(cls: type) -> int:
         kind = _GENERIC
     _CHILD_KINDS[cls] = kind
     return kind
-
-
-def _truthy(expr: Expr | None) -> bool:
-    """A keyword argument given a value that is not plainly false (`nx=True`, `nx=flag`)."""
-    if not expr:
-        return False
-    return not (expr.get("k") == "none" or expr.get("k") == "num" and not expr.get("v")
-                or expr.get("k") == "unknown" and expr.get("text") in ("False", "0"))
 
 
 def is_upper_const(name: str) -> bool:
@@ -618,7 +610,7 @@ class ExprMixin:
                 id=f"site:{self.path}:{at.line}:{at.column}", api=spec.api, role=spec.role, span=at,
                 value=value, function=function, stored_in=self.store, group=call_id, unit=spec.unit,
             )
-            if any(_truthy(kw.get(k)) for k in spec.acquire_kw):
+            if any(truthy(kw.get(k)) for k in spec.acquire_kw):
                 site.extra["acquires"] = True  # `set(…, nx=True, ex=ttl)`: takes the key, renews nothing
             self.facts.sites.append(site)
             if value is not None and spec.role in self.timer_roles and self.func is not None:
