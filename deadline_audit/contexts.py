@@ -75,6 +75,16 @@ class ContextFlow:
             if site.role == "context_deadline":
                 self._sites_by_line.setdefault((path, site.span.line), []).append(site)
 
+    @classmethod
+    def of(cls, graph: TimeoutGraph) -> "ContextFlow":
+        """The graph's one instance (origins are memoised; the graph build and the DA20x
+        checks follow the same contexts)."""
+        key = ("_context_flow",)
+        found = graph._memo.get(key)
+        if found is None:
+            found = graph._memo[key] = cls(graph)
+        return found
+
     # -- structure found once ---------------------------------------------------------
     def _nil_done_types(self) -> set[str]:
         """Types whose `Done()` returns nil: the hand-written WithoutCancel (Go < 1.21)."""

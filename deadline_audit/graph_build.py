@@ -118,13 +118,13 @@ def _add_contexts(graph: TimeoutGraph) -> None:
     from deadline_audit.terminal_writes import TerminalWrites
 
     g = graph.g
-    writes = TerminalWrites(graph.catalog, graph)
+    writes = TerminalWrites.of(graph)
     flow = None
     for calls in graph.calls_in.values():
         for call, path in calls:
             if graph.lang.get(path) != "go" or not call.args or not writes.is_terminal(call, path):
                 continue
-            flow = flow or ContextFlow(graph)
+            flow = flow or ContextFlow.of(graph)
             origin = flow.origin(call.args[0], path, call.function, call.span.line)
             write = f"site:{path}:{call.span.line}:{call.span.column}"
             g.add_node(write, kind="site", role="terminal_write", label=writes.name_of(call), path=path,

@@ -81,6 +81,16 @@ class TerminalWrites:
         self._calls: dict[tuple[int, str | None], bool] = {}  # facts live as long as the graph
         self._active: set[str] = set()
 
+    @classmethod
+    def of(cls, graph: "TimeoutGraph") -> "TerminalWrites":
+        """The graph's one instance: its verdicts are memoised per call, and the graph
+        build and the DA20x checks ask about the same calls."""
+        key = ("_terminal_writes",)
+        found = graph._memo.get(key)
+        if found is None:
+            found = graph._memo[key] = cls(graph.catalog, graph)
+        return found
+
     def not_an_end(self, state: str) -> bool:
         """A state value that is not how work ends: a catalog state (`running`, `queued`), or
         one word with a catalog ending of a state in progress (`rendering`, `exporting`)."""

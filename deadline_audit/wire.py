@@ -219,23 +219,26 @@ class _Builder:
         self._scan()
 
     def _scan(self) -> None:
-        """One walk over every expression of the facts, keeping the nodes the passes read."""
+        """One walk over every expression of the facts, keeping the nodes the passes read.
+        Test code is left out: no pass reads it (a test's payload, clamp or key read says
+        nothing about the wiring in production), and it is often half of a tree's lines."""
         found = self.found
         kinds = _KINDS
+        tests = {p for p in self.g.files if _is_test(p)}
         todo: list[tuple[str, str | None, Any, Span]] = []
         for binds in self.g.bindings.values():
             for b, path in binds:
-                if b.expr.get("k") not in _LEAVES:
+                if b.expr.get("k") not in _LEAVES and path not in tests:
                     todo.append((path, b.function, b.expr, b.span))
         for fn_sym, (fn, path) in self.g.functions.items():
-            if fn.returns:
+            if fn.returns and path not in tests:
                 todo.append((path, fn_sym, fn.returns, fn.span))
         for calls in self.g.calls_in.values():
             for call, path in calls:
-                if call.args or call.kw:
+                if (call.args or call.kw) and path not in tests:
                     todo.append((path, call.function, [call.args, call.kw], call.span))
         for site, path in self.g.sites:
-            if site.value:
+            if site.value and path not in tests:
                 todo.append((path, site.function, site.value, site.span))
         for fn_sym, (fn, path) in self.g.functions.items():
             for m in fn.markers:

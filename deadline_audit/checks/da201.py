@@ -26,7 +26,7 @@ RULE_ID, RULE_NAME, SEVERITY = "DA201", "cancellable-terminal-write", "error"
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
-    writes = TerminalWrites(graph.catalog, graph)
+    writes = TerminalWrites.of(graph)
     yield from _go(graph, writes)
     yield from _python(graph, writes, bool(options.get("asyncio-level-cancellation", False)))
 
@@ -34,7 +34,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 # -- Go -------------------------------------------------------------------------------
 
 def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
-    flow = ContextFlow(graph)
+    flow = ContextFlow.of(graph)
     setters = set(graph.catalog.file("terminal_writes").get("go", {}).get("context_setters", ()))
     candidates = [(c, p) for calls in graph.calls_in.values() for c, p in calls
                   if graph.lang.get(p) == "go" and c.args and writes.is_terminal(c, p)]

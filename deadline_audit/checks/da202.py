@@ -29,8 +29,8 @@ RULE_ID, RULE_NAME, SEVERITY = "DA202", "request-bound-background-work", "warnin
 
 
 def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
-    flow = ContextFlow(graph)
-    writes = TerminalWrites(graph.catalog, graph)
+    flow = ContextFlow.of(graph)
+    writes = TerminalWrites.of(graph)
     verbs = set(graph.catalog.file("terminal_writes").get("names", {}).get("state_change_verbs", ()))
     handlers = set(graph.http_handlers()) | {s for s in graph.functions if flow.is_grpc_handler(s)}
     for handler in sorted(handlers):
