@@ -41,7 +41,7 @@ class FactCache:
             return None
         digest = hashlib.sha256()
         digest.update(self.salt.encode())
-        digest.update(f"|{job.kind}|{job.module}|{job.go_module}|".encode())
+        digest.update(f"|{job.kind}|{job.module}|{job.go_module}|{'names' if job.names_only else 'code'}|".encode())
         digest.update(data)
         return digest.hexdigest()
 

@@ -8,7 +8,7 @@ Below `pipeline.py`; above the extractors themselves (`extract/`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from deadline_audit.catalog import Catalog
@@ -16,6 +16,7 @@ from deadline_audit.config import Config
 from deadline_audit.discovery import SourceFile
 from deadline_audit.extract_cache import FactCache
 from deadline_audit.facts import FileFacts, InputProblem, from_json, to_json
+from deadline_audit.testfiles import TestFiles
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,13 @@ class ExtractJob:
     module: str | None = None  # Python dotted module / Go import path
     go_module: str | None = None  # Go: the go.mod module path
     size: int = 0  # bytes: the parallel schedule starts with the largest files
+    names_only: bool = False  # test code, tests not included: only the names it spells (extract/names.py)
 
 
 # -- planning: where each file sits (Go module, Python package) ----------------------
 
-def plan_jobs(files: list[SourceFile]) -> list[ExtractJob]:
+def plan_jobs(files: list[SourceFile], tests: TestFiles | None = None) -> list[ExtractJob]:
+    """`tests`: test files whose code is not analysed (`include-tests` unset)."""
     go_mods = {}
     for f in files:
         if f.kind == "gomod":
@@ -51,6 +54,9 @@ def plan_jobs(files: list[SourceFile]) -> list[ExtractJob]:
             planned.append(ExtractJob("python", f.path, f.display, python_module_name(f.path), size=f.size))
         else:
             planned.append(ExtractJob(f.kind, f.path, f.display, size=f.size))
+    if tests is not None:
+        planned = [replace(job, names_only=True) if job.kind in ("go", "python") and tests.holds(job.path) else job
+                   for job in planned]
     return planned
 
 
@@ -96,6 +102,10 @@ def extract_one(job: ExtractJob, catalog: Catalog) -> FileFacts:
 
 
 def _dispatch(job: ExtractJob, data: bytes, catalog: Catalog) -> FileFacts:
+    if job.names_only:
+        from deadline_audit.extract.names import extract_names
+
+        return extract_names(job.display, job.kind, data, job.module)
     if job.kind == "go":
         from deadline_audit.extract.go import extract_go
 

@@ -21,6 +21,7 @@ from deadline_audit.extract_cache import FactCache
 from deadline_audit.extraction import ExtractJob, assign_env_roles, extract_all, plan_jobs, with_explicit_env_files
 from deadline_audit.facts import FileFacts
 from deadline_audit.findings import AnalysisResult, Finding, InputError, Summary
+from deadline_audit.testfiles import TestFiles
 from deadline_audit.run_cache import RunCache, RunEntry, run_key, same_facts, settings_key
 
 
@@ -64,7 +65,8 @@ def gather(paths: list[Path], config: Config, *, use_cache: bool) -> Inputs:
     files, errors = discover(paths, config)
     files = with_explicit_env_files(files, config)
     catalog = load_catalog(config.catalog)
-    planned = plan_jobs(files)
+    # test code is read for its names only unless findings there are wanted (testfiles.py)
+    planned = plan_jobs(files, None if config.include_tests else TestFiles(catalog, config.root))
     cache = FactCache(config.root / config.cache_dir, catalog.fingerprint) if use_cache else None
     keys: dict[int, str] = {}
     if cache is not None:

@@ -9,10 +9,10 @@ a deterministic order (path, line, column, rule).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import pathspec
 
+from deadline_audit import testfiles
 from deadline_audit.config import Config, best_match, rule_enabled
 from deadline_audit.fingerprints import assign_fingerprints, fingerprint_path
 from deadline_audit.findings import Finding
@@ -34,25 +34,6 @@ def severity_for(rule_id: str, default: str, overrides: dict[str, str]) -> str:
         if score > best:
             best, level = score, sev
     return level
-
-
-class _TestFiles:
-    """Test code (catalog `tests.patterns`): findings there are not reported by default."""
-
-    def __init__(self, config: Config) -> None:
-        from deadline_audit.catalog import load_catalog
-
-        patterns = load_catalog(config.catalog).file("tests").get("tests", {}).get("patterns", [])
-        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        self.root = config.root
-
-    def holds(self, finding: Finding) -> bool:
-        path = Path(finding.location.path)
-        try:
-            rel = path.resolve().relative_to(self.root).as_posix()
-        except (ValueError, OSError):
-            rel = path.as_posix()
-        return self.spec.match_file(rel)
 
 
 class _PerFileIgnores:
@@ -79,7 +60,7 @@ def finalize(
     read_lines = read_lines or make_line_reader()
     assign_fingerprints(findings, read_lines, config.root)
     per_file = _PerFileIgnores(config)
-    tests = None if config.include_tests else _TestFiles(config)
+    tests = None if config.include_tests else testfiles.for_config(config)
     kept: list[Finding] = []
     suppressed = 0
     seen: set[tuple] = set()
@@ -87,7 +68,7 @@ def finalize(
         if not rule_enabled(f.rule_id, config.select, config.ignore):
             continue
         f.severity = severity_for(f.rule_id, f.severity, config.severity)
-        if per_file.ignores(f) or (tests is not None and tests.holds(f)):
+        if per_file.ignores(f) or (tests is not None and tests.holds(f.location.path)):
             suppressed += 1
             continue
         try:

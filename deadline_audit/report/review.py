@@ -47,14 +47,10 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         read_lines = make_line_reader()
     component_of = assign_components(built.facts, getattr(config, "components", {}) or {},
                                      getattr(config, "root", None))
-    hidden: set[str] = set()  # test code: left out unless `include-tests`
-    if not getattr(config, "include_tests", False):
-        is_test = _test_code(config)
-        hidden = {f.path for f in built.facts if f.kind in ("python", "go") and is_test(f.path)}
-    knobs = _knobs(built, config, hidden)  # first: building the knob inventory may add an input error
+    # test code is in the graph only with `include-tests` (testfiles.py): nothing to hide here
+    knobs = _knobs(built, config)  # first: building the knob inventory may add an input error
     inventory = _inventory(graph, findings, component_of, _lease_labels(graph), knobs)
-    shown = [row for row in inventory if row.path not in hidden]
-    components = _component_sizes(built.facts, component_of, shown)
+    components = _component_sizes(built.facts, component_of, inventory)
     env_files = sorted(
         (EnvFileRow(f.path, f.env_role or "layer", f.profile, f.layer_rank) for f in built.facts if f.kind == "env"),
         key=lambda e: ({"layer": 0, "profile": 1, "unlisted": 2, "doc": 3}.get(e.role, 4), e.rank or 0, e.path))
@@ -70,15 +66,13 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         suppressed=suppressed,
         components=components,
         env_files=env_files,
-        inventory=shown,
+        inventory=inventory,
         rules=_rules(findings, config),
         knob_of=knobs,
         knobs=_shown_knobs(knobs, findings),
-        leases=[b for b in lease_budgets(graph) if b.location.path not in hidden],
+        leases=lease_budgets(graph),
         graph=graph,
         component_of=component_of,
-        test_sites_hidden=len(inventory) - len(shown),
-        hidden_paths=hidden,
         internal_errors=getattr(built, "internal_errors", 0),
     )
 
@@ -126,28 +120,6 @@ def _component_sizes(facts, component_of: dict[str, str], inventory) -> dict[str
     for row in inventory:
         sizes.setdefault(row.component, {"files": 0, "lines": 0, "sites": 0})["sites"] += 1
     return dict(sorted(sizes.items()))
-
-
-def _test_code(config):
-    """path -> is it test code (catalog `tests.patterns`, relative to the config root)?"""
-    import pathspec
-
-    from deadline_audit.catalog import load_catalog
-
-    patterns = load_catalog(getattr(config, "catalog", {}) or {}).file("tests").get("tests", {}).get("patterns", [])
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-    root = getattr(config, "root", None)
-
-    def holds(path: str) -> bool:
-        rel = path
-        if root is not None:
-            try:
-                rel = (Path.cwd() / path).resolve().relative_to(root).as_posix()
-            except (ValueError, OSError):
-                rel = path
-        return spec.match_file(rel)
-
-    return holds
 
 
 def _root_name(root) -> str:
@@ -262,7 +234,7 @@ def _sources(graph, site: str, knobs: dict[str, Knob]) -> list[Source]:
     return out
 
 
-def _knobs(built, config, hidden: set[str]) -> dict[str, Knob]:
+def _knobs(built, config) -> dict[str, Knob]:
     """The knob inventory (the JSON `inventory`) by graph node; a config key is also
     found under its `cfg:*#key` node (a key read from any loaded file)."""
     from deadline_audit.pipeline import knob_inventory
@@ -270,7 +242,7 @@ def _knobs(built, config, hidden: set[str]) -> dict[str, Knob]:
     options = (getattr(config, "rule_options", None) or {}).get("DA501", {})
     out: dict[str, Knob] = {}
     for entry in knob_inventory(built, options) or []:
-        knob = Knob(entry, [s for s in entry["sites"] if s.get("path") not in hidden])
+        knob = Knob(entry, list(entry["sites"]))
         out[entry["node"]] = knob
         if entry["kind"] == "config":
             out.setdefault(f"cfg:*#{entry['name']}", knob)

@@ -62,7 +62,7 @@ def pictures(review, *, full_svg_stem: str | None = None, render_svg: bool = Tru
     dot = dot_available() if render_svg else None
     marked = _finding_nodes(review)
     out, files = [], {}
-    for component, nodes in _nodes_by_component(g, review.component_of, review.hidden_paths, review.knob_of).items():
+    for component, nodes in _nodes_by_component(g, review.component_of, review.knob_of).items():
         full = g.subgraph(nodes)
         shown = full
         if full.number_of_nodes() > NODE_LIMIT:
@@ -117,17 +117,17 @@ def _component_of_node(g, node: str, component_of: dict[str, str], knob_of: dict
     return set()
 
 
-def _nodes_by_component(g, component_of: dict[str, str], hidden: set[str], knob_of: dict) -> dict[str, set[str]]:
+def _nodes_by_component(g, component_of: dict[str, str], knob_of: dict) -> dict[str, set[str]]:
     by: dict[str, set[str]] = {}
     for node in g.nodes:
-        if g.nodes[node].get("path") in hidden or g.nodes[node].get("role") in NOT_DRAWN:
+        if g.nodes[node].get("role") in NOT_DRAWN:
             continue
         for comp in _component_of_node(g, node, component_of, knob_of):
             by.setdefault(comp, set()).add(node)
     for comp, nodes in by.items():  # a source read here but homed elsewhere is drawn here too
         for node in list(nodes):
             for pred in g.predecessors(node):
-                if g.nodes[pred].get("kind") in ("env", "cfg") and g.nodes[pred].get("path") not in hidden:
+                if g.nodes[pred].get("kind") in ("env", "cfg"):
                     nodes.add(pred)
     # nodes with edges only: lone env variables nobody reads are not part of the picture
     out = {}

@@ -80,8 +80,6 @@ def _inventory(r: Review) -> list[str]:
     out = ["## Timeout inventory", "",
            "Detectors (leases, heartbeats, renewals, the timers of a lease helper) notice failure; allocators (transport, read and "
            "phase timeouts, context and server deadlines, ceilings, fallbacks) decide how long work may run.", ""]
-    if r.test_sites_hidden:
-        out += [f"{plural(r.test_sites_hidden, 'site')} in test code not listed (`include-tests = true` lists them).", ""]
     if not r.inventory:
         return out + ["No timeout site found.", ""]
     out += ["| Site | Component | Role | Class | Effective | Compiled default | Knobs: where set | Winning layer | Source chain | Findings |",

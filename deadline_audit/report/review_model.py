@@ -204,8 +204,6 @@ class Review:
     knobs: list[Knob] = field(default_factory=list)
     rules: list[RuleRow] = field(default_factory=list)
     knob_of: dict[str, Knob] = field(default_factory=dict)  # every knob by graph node, for the picture
-    test_sites_hidden: int = 0  # sites in test code, left out unless `include-tests`
-    hidden_paths: set[str] = field(default_factory=set)  # test code left out of the inventory and pictures
 
     @property
     def findings_of(self) -> list[tuple[RuleRow, list[tuple[int, "ReviewFinding"]]]]:

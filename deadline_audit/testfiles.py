@@ -1,0 +1,42 @@
+"""Which files are test code (catalog `tests.patterns`, gitignore syntax, relative to the
+configuration root).
+
+Unless `include-tests` is set, test code is neither reported on (postprocess.py) nor
+parsed: a `.go` / `.py` test file is read only for the names it spells (extraction.py,
+extract/names.py). A shared leaf: the extraction, the post-processing and the review ask
+the same question with the same answer. (Named so that it is not itself a test file.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pathspec
+
+from deadline_audit.catalog import Catalog
+
+
+class TestFiles:
+    __test__ = False  # not a pytest class, whatever its name
+
+    def __init__(self, catalog: Catalog, root: Path | None) -> None:
+        patterns = catalog.file("tests").get("tests", {}).get("patterns", [])
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        self.root = root
+
+    def holds(self, path: str | Path) -> bool:
+        """`path`: absolute, or relative to the working directory (a display path)."""
+        rel = Path(path)
+        if self.root is not None:
+            try:
+                rel = (Path.cwd() / rel).resolve().relative_to(self.root)
+            except (ValueError, OSError):
+                pass
+        return self.spec.match_file(rel.as_posix())
+
+
+def for_config(config) -> TestFiles:
+    """The test-code patterns of a configuration's catalog (shipped plus its extensions)."""
+    from deadline_audit.catalog import load_catalog
+
+    return TestFiles(load_catalog(getattr(config, "catalog", {}) or {}), getattr(config, "root", None))
