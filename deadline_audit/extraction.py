@@ -37,6 +37,7 @@ class ExtractJob:
 def plan_jobs(files: list[SourceFile], tests: TestFiles | None = None) -> list[ExtractJob]:
     """`tests`: test files whose code is not analysed (`include-tests` unset)."""
     go_mods = {}
+    packages: dict[Path, tuple[str, ...]] = {}
     for f in files:
         if f.kind == "gomod":
             go_mods[f.path.parent] = _read_module_path(f.path)
@@ -51,7 +52,7 @@ def plan_jobs(files: list[SourceFile], tests: TestFiles | None = None) -> list[E
             else:
                 planned.append(ExtractJob("go", f.path, f.display, f.path.parent.name, None, f.size))
         elif f.kind == "python":
-            planned.append(ExtractJob("python", f.path, f.display, python_module_name(f.path), size=f.size))
+            planned.append(ExtractJob("python", f.path, f.display, python_module_name(f.path, packages), size=f.size))
         else:
             planned.append(ExtractJob(f.kind, f.path, f.display, size=f.size))
     if tests is not None:
@@ -71,16 +72,25 @@ def _read_module_path(gomod: Path) -> str | None:
     return None
 
 
-def python_module_name(path: Path) -> str:
-    """Dotted module name as Python would import it: climb while the folder is a package."""
+def python_module_name(path: Path, packages: dict[Path, tuple[str, ...]] | None = None) -> str:
+    """Dotted module name as Python would import it: climb while the folder is a package.
+    `packages`: folder -> its dotted package parts, shared by the files of one plan."""
     parts = [] if path.name == "__init__.py" else [path.stem]
-    folder = path.parent
-    while (folder / "__init__.py").is_file():
-        parts.insert(0, folder.name)
-        if folder.parent == folder:
-            break
-        folder = folder.parent
-    return ".".join(parts) or path.parent.name
+    return ".".join([*_package_parts(path.parent, {} if packages is None else packages), *parts]) \
+        or path.parent.name
+
+
+def _package_parts(folder: Path, memo: dict[Path, tuple[str, ...]]) -> tuple[str, ...]:
+    found = memo.get(folder)
+    if found is None:
+        if not (folder / "__init__.py").is_file():
+            found = ()
+        elif folder.parent == folder:
+            found = (folder.name,)
+        else:
+            found = (*_package_parts(folder.parent, memo), folder.name)
+        memo[folder] = found
+    return found
 
 
 # -- extraction -------------------------------------------------------------------

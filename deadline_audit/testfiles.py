@@ -9,6 +9,7 @@ the same question with the same answer. (Named so that it is not itself a test f
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pathspec
@@ -23,16 +24,21 @@ class TestFiles:
         patterns = catalog.file("tests").get("tests", {}).get("patterns", [])
         self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
         self.root = root
+        self._root_prefix = os.path.join(str(root), "") if root is not None else None
+        self._cwd = os.getcwd()
 
     def holds(self, path: str | Path) -> bool:
         """`path`: absolute, or relative to the working directory (a display path)."""
-        rel = Path(path)
-        if self.root is not None:
-            try:
-                rel = (Path.cwd() / rel).resolve().relative_to(self.root)
-            except (ValueError, OSError):
-                pass
-        return self.spec.match_file(rel.as_posix())
+        rel = os.path.normpath(os.path.join(self._cwd, os.fspath(path)))
+        if self._root_prefix is not None:
+            if rel.startswith(self._root_prefix):  # the usual case: no symlink to resolve
+                rel = rel[len(self._root_prefix):]
+            else:
+                try:
+                    rel = str(Path(rel).resolve().relative_to(self.root))
+                except (ValueError, OSError):
+                    pass
+        return self.spec.match_file(Path(rel).as_posix())
 
 
 def for_config(config) -> TestFiles:

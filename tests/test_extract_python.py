@@ -398,8 +398,13 @@ def test_prefilter(catalog):
     facts = extract_python("m.py", unrelated, "m", catalog)
     assert facts.lines == 4 and facts.decls == [] and facts.functions == []
     assert may_contribute(b"x = os.getenv('A')", catalog)
-    assert may_contribute(b"client = OpenAI()", catalog)
-    assert may_contribute(b"await asyncio.wait_for(x, 3)", catalog)
+    assert may_contribute(b"from openai import OpenAI\nclient = OpenAI()", catalog)
+    assert may_contribute(b"import json, asyncio as aio\nawait aio.wait_for(x, 3)", catalog)
+    # a library's name outside an import names no API the extractor could resolve (it
+    # finds no site in such a file): a docstring, a URL, a call of a name never imported
+    assert not may_contribute(b"client = OpenAI()", catalog)
+    assert not may_contribute(b'"""See https://platform.openai.com/docs: requests made."""\n', catalog)
+    assert not may_contribute(b"import openai_helpers\n", catalog)
 
 
 def test_non_ascii_columns_are_code_points(catalog):

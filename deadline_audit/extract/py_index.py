@@ -136,13 +136,17 @@ def _build(catalog: Catalog) -> PyIndex:
                 vocabulary.append(word.lower())
 
     words: set[str] = set(BASE_WORDS) | set(vocabulary)
+    packages: set[str] = set()  # matched in an import statement only (below)
     keywords: set[str] = set()  # matched as `kw=` only: `ex`/`px` as substrings pass every file
     for s in sites:
         if s.funcs:
-            # a call of a library API needs its package in the file (`import httpx`,
-            # `from aiohttp import ClientTimeout`): the package name is the signal, not a
-            # keyword such as `total=` or a class name such as `Client`
-            words.update(_package_word(f) for f in s.funcs)
+            # a call of a library API needs its package imported in the file (`import httpx`,
+            # `from aiohttp import ClientTimeout`): that import is the signal, not a keyword
+            # such as `total=`, a class name such as `Client`, nor the package's name in a
+            # docstring or a URL (`platform.openai.com`)
+            for f in s.funcs:
+                word = _package_word(f)
+                (packages if word == f.split(".", 1)[0] else words).add(word)
             continue
         if s.kw:
             keywords.add(s.kw)
@@ -169,6 +173,11 @@ def _build(catalog: Catalog) -> PyIndex:
     # alternation searches ~3× faster than the same one under IGNORECASE
     alternatives = [re.escape(w.encode().lower()) for w in sorted(words, key=len, reverse=True)]
     alternatives += [rb"\b" + re.escape(k.encode().lower()) + rb"\s*=(?!=)" for k in sorted(keywords)]
+    packages -= words
+    if packages:  # `import a, httpx as h` / `from openai.types import X`, at a line's start
+        names = b"|".join(re.escape(p.encode().lower()) for p in sorted(packages, key=len, reverse=True))
+        alternatives.append(rb"(?m:^[ \t]*(?:from|import)[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*(?:"
+                            + names + rb")\b)")
     pattern = b"|".join(alternatives)
     return PyIndex(
         catalog=catalog,
