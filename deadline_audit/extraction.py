@@ -161,9 +161,20 @@ def _extract_in_worker(job: ExtractJob, key: str | None) -> str:
     catalog, cache = _worker_state
     facts = extract_one(job, catalog)
     text = to_json(facts)
-    if cache is not None and key is not None:
+    if cache is not None and key is not None and worth_caching(job, facts):
         cache.put(key, facts, text)
     return text
+
+
+def worth_caching(job: ExtractJob, facts: FileFacts) -> bool:
+    """Facts that took a parse to get. A test file's names (a regex) and a Python file the
+    prefilter passes over cost less to get again than a cache entry costs to write
+    (creating a file: ~0.7 ms here; most of a Python tree's files are such)."""
+    if job.names_only:
+        return False
+    if job.kind == "python":
+        return bool(facts.decls or facts.functions or facts.problems)
+    return True
 
 
 def _import_extractors(kinds: set[str]) -> None:
@@ -222,7 +233,7 @@ def extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | 
             results[i] = extract_one(planned[i], catalog)
     if cache is not None:
         for i in todo_to_write:
-            if i in keys:
+            if i in keys and worth_caching(planned[i], results[i]):
                 cache.put(keys[i], results[i])
     return [r for r in results if r is not None]
 

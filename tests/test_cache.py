@@ -41,8 +41,10 @@ def test_changed_file_is_extracted_again(tmp_path, monkeypatch):
     real = extraction._dispatch
 
     def counting(job, data, catalog):
-        parsed.append(job.display)
-        return real(job, data, catalog)
+        facts = real(job, data, catalog)
+        if extraction.worth_caching(job, facts):  # a file the prefilter passes over is not parsed
+            parsed.append(job.display)
+        return facts
 
     monkeypatch.setattr(extraction, "_dispatch", counting)
     findings = run(root)
@@ -153,3 +155,18 @@ def test_edit_that_moves_facts_is_analysed_afresh(tmp_path, monkeypatch):
     assert ("DA101", "demo/service/service/llm.py", 13) in [f[:3] for f in moved]
     assert [f for f in moved if f[1] != "demo/service/service/llm.py"] == \
         [f for f in cold if f[1] != "demo/service/service/llm.py"]
+
+
+def test_only_facts_that_took_a_parse_are_written(tmp_path, monkeypatch):
+    """A test file (names only) and a Python file the prefilter passes over cost less to
+    read again than an entry costs to write: the cache holds the parsed files only."""
+    root = tmp_path / "relay"
+    shutil.copytree(FIXTURES / "test_code" / "relay", root)
+    (root / "worker" / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    first = run(root)
+    inputs = pipeline.gather([root], load_config([root]), use_cache=True)
+    cached = {job.display.rsplit("/", 1)[-1] for i, job in enumerate(inputs.planned)
+              if (inputs.cache.folder / f"{inputs.keys[i]}.json").is_file()}
+    assert cached == {"keeper.go", "main.go", "poll.py", ".env", "go.mod"}
+    assert run(root) == first  # and the next run reads the others again, to the same end
