@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from deadline_audit.catalog import Catalog
 from deadline_audit.config import Config
 from deadline_audit.discovery import SourceFile
-from deadline_audit.extract_cache import FactCache
+from deadline_audit.extract_cache import FactCache, is_light
 from deadline_audit.facts import FileFacts, InputProblem, from_json, to_json
 from deadline_audit.testfiles import TestFiles
 
@@ -161,20 +161,9 @@ def _extract_in_worker(job: ExtractJob, key: str | None) -> str:
     catalog, cache = _worker_state
     facts = extract_one(job, catalog)
     text = to_json(facts)
-    if cache is not None and key is not None and worth_caching(job, facts):
-        cache.put(key, facts, text)
+    if cache is not None and key is not None and not is_light(job, facts):
+        cache.put(key, facts, text)  # light facts go into the parent's pack
     return text
-
-
-def worth_caching(job: ExtractJob, facts: FileFacts) -> bool:
-    """Facts that took a parse to get. A test file's names (a regex) and a Python file the
-    prefilter passes over cost less to get again than a cache entry costs to write
-    (creating a file: ~0.7 ms here; most of a Python tree's files are such)."""
-    if job.names_only:
-        return False
-    if job.kind == "python":
-        return bool(facts.decls or facts.functions or facts.problems)
-    return True
 
 
 def _import_extractors(kinds: set[str]) -> None:
@@ -216,7 +205,9 @@ def extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | 
             if while_waiting is not None:  # the workers are forked and busy: the parent is idle
                 while_waiting()
             for i, text in zip(order, done):
-                results[i] = from_json(text)
+                facts = results[i] = from_json(text)
+                if cache is not None and i in keys and is_light(planned[i], facts):
+                    cache.put(keys[i], facts, text, light=True)
         todo_to_write = []  # the workers wrote their cache entries
     elif progress and len(todo) > 200:
         # a large tree on a terminal: show where extraction is (stderr, never stdout)
@@ -233,8 +224,9 @@ def extract_all(planned: list[ExtractJob], catalog: Catalog, cache: FactCache | 
             results[i] = extract_one(planned[i], catalog)
     if cache is not None:
         for i in todo_to_write:
-            if i in keys and worth_caching(planned[i], results[i]):
-                cache.put(keys[i], results[i])
+            if i in keys:
+                cache.put(keys[i], results[i], light=is_light(planned[i], results[i]))
+        cache.flush()
     return [r for r in results if r is not None]
 
 

@@ -166,6 +166,8 @@ def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool
         if entry is None:
             entry = same_facts(runs.latest(settings), inputs.planned, _input_keys(inputs), inputs.cache,
                                lambda job: extraction.extract_one(job, inputs.catalog))
+            if inputs.cache is not None:
+                inputs.cache.flush()  # what it extracted for a light file
             if entry is not None:
                 runs.put(key, entry, settings)
     if entry is not None:  # nothing the findings depend on changed since the last run

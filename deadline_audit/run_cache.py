@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from deadline_audit import __version__
+from deadline_audit.extract_cache import is_light
 from deadline_audit.findings import FlowStep, InputError, Layer, Location, Related, Finding
 
 ENTRY_VERSION = 1
@@ -194,7 +195,7 @@ def same_facts(previous: RunEntry | None, planned: list, now: dict[str, str], ca
         after = cache.get(now[job.display])
         if after is None:
             after = extract(job)
-            cache.put(now[job.display], after)  # the full build that may follow reuses it
+            cache.put(now[job.display], after, light=is_light(job, after))  # the full build may reuse it
         before.path = after.path = job.display
         if dataclasses.replace(before, lines=0) != dataclasses.replace(after, lines=0):
             return None

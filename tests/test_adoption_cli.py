@@ -16,6 +16,7 @@ import pytest
 from adoption_support import ROOT, commit_all, copy_service, git, init_repo, set_defect
 from da_cli_support import run_cli, shared_dir
 from deadline_audit import cli, extraction, pipeline
+from deadline_audit.extract_cache import is_light
 
 
 def findings_of(result) -> list[tuple[str, str, int]]:
@@ -134,7 +135,7 @@ def test_new_from_rev_reuses_the_fact_cache(repo, monkeypatch):
 
     def counting(job, catalog):
         facts = real(job, catalog)
-        if extraction.worth_caching(job, facts):  # an empty __init__.py is never parsed
+        if not is_light(job, facts):  # an empty __init__.py is never parsed
             extracted.append(job.display)
         return facts
 

@@ -3,10 +3,12 @@ reports the same findings; a changed file is extracted again."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from analysis_support import FIXTURES
 from deadline_audit import extraction, pipeline
+from deadline_audit.extract_cache import is_light
 from deadline_audit.config import load_config
 
 
@@ -42,7 +44,7 @@ def test_changed_file_is_extracted_again(tmp_path, monkeypatch):
 
     def counting(job, data, catalog):
         facts = real(job, data, catalog)
-        if extraction.worth_caching(job, facts):  # a file the prefilter passes over is not parsed
+        if not is_light(job, facts):  # a file the prefilter passes over is not parsed
             parsed.append(job.display)
         return facts
 
@@ -157,16 +159,27 @@ def test_edit_that_moves_facts_is_analysed_afresh(tmp_path, monkeypatch):
         [f for f in cold if f[1] != "demo/service/service/llm.py"]
 
 
-def test_only_facts_that_took_a_parse_are_written(tmp_path, monkeypatch):
+def test_facts_got_without_a_parse_share_one_pack(tmp_path, monkeypatch):
     """A test file (names only) and a Python file the prefilter passes over cost less to
-    read again than an entry costs to write: the cache holds the parsed files only."""
+    get again than an entry costs to create: they share one pack file, written once per
+    run; parsed files get an entry each. A warm run reads both, and extracts nothing."""
     root = tmp_path / "relay"
     shutil.copytree(FIXTURES / "test_code" / "relay", root)
     (root / "worker" / "__init__.py").write_text("", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     first = run(root)
     inputs = pipeline.gather([root], load_config([root]), use_cache=True)
-    cached = {job.display.rsplit("/", 1)[-1] for i, job in enumerate(inputs.planned)
-              if (inputs.cache.folder / f"{inputs.keys[i]}.json").is_file()}
-    assert cached == {"keeper.go", "main.go", "poll.py", ".env", "go.mod"}
-    assert run(root) == first  # and the next run reads the others again, to the same end
+    entries = {job.display.rsplit("/", 1)[-1] for i, job in enumerate(inputs.planned)
+               if (inputs.cache.folder / f"{inputs.keys[i]}.json").is_file()}
+    assert entries == {"keeper.go", "main.go", "poll.py", ".env", "go.mod"}
+    pack = json.loads((inputs.cache.folder / "light.json").read_text(encoding="utf-8"))
+    assert sorted(pack) == sorted(inputs.keys[i] for i, job in enumerate(inputs.planned)
+                                  if job.display.rsplit("/", 1)[-1] in ("keeper_test.go", "test_poll.py", "__init__.py"))
+
+    def no_extraction(job, catalog):
+        raise AssertionError(f"{job.display} was extracted on a warm run")
+
+    monkeypatch.setattr(extraction, "extract_one", no_extraction)
+    built = pipeline.build([root], load_config([root]), use_cache=True)  # the graph from cached facts only
+    assert {f.path.rsplit("/", 1)[-1] for f in built.facts} >= {"keeper_test.go", "test_poll.py", "__init__.py"}
+    assert run(root) == first
