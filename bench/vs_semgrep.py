@@ -80,6 +80,8 @@ def main() -> None:
     ap.add_argument("--semgrep", default=shutil.which("semgrep") or "/tmp/semgrep-venv/bin/semgrep")
     ap.add_argument("--deadline-audit", dest="tool", default=str(Path(sys.executable).with_name("deadline-audit")))
     ap.add_argument("--runs", type=int, default=3, help="pairs per tree (after one warm-up of each)")
+    ap.add_argument("--da-config", type=Path, default=None,
+                    help="a deadline-audit configuration file for every run (e.g. `include-tests = true`)")
     args = ap.parse_args()
 
     rows = []
@@ -89,6 +91,8 @@ def main() -> None:
             shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".deadline-audit-cache"))
             cache = copy / ".deadline-audit-cache"
             da = [args.tool, "check", str(copy)]
+            if args.da_config is not None:
+                da += ["--config", str(args.da_config.resolve())]
             sg = [args.semgrep, "scan", "--config", str(RULES), "--metrics=off", "--disable-version-check", str(copy)]
 
             def da_cold() -> dict:

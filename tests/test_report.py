@@ -418,3 +418,16 @@ def test_outcome_findings_quote_declarations_not_lines_the_snippet_shows(tmp_pat
     assert related["go/rpc/ops.go:24:2"] is None  # the timeout branch: in the snippet above
     assert related["go/rpc/ops.go:13:2"].norm() == 'OpFailed OperationStatus = "FAILED"'
     assert related["go/rpc/ops.go:14:2"].norm() == 'OpLost OperationStatus = "LOST"'
+
+
+def test_the_review_says_how_many_test_files_were_read_for_names_only(tmp_path, monkeypatch):
+    shutil.copytree(FIXTURES / "test_code" / "relay", tmp_path / "relay")
+    monkeypatch.chdir(tmp_path / "relay")
+    text, _ = _report(tmp_path, "review.md")
+    assert "2 test files read for the names they spell only (`include-tests = true` analyses test code too)." in text
+    inventory = md_section(text, "Timeout inventory")
+    assert "keeper_test.go" not in inventory and "keeper.go" in inventory
+    (tmp_path / "relay" / "deadline-audit.toml").write_text("include-tests = true\n", encoding="utf-8")
+    text, _ = _report(tmp_path, "review.md")
+    assert "read for the names they spell only" not in text
+    assert "keeper_test.go" in md_section(text, "Timeout inventory")

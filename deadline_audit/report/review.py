@@ -47,7 +47,14 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         read_lines = make_line_reader()
     component_of = assign_components(built.facts, getattr(config, "components", {}) or {},
                                      getattr(config, "root", None))
-    # test code is in the graph only with `include-tests` (testfiles.py): nothing to hide here
+    # test code is in the graph only with `include-tests` (testfiles.py): nothing to hide,
+    # but the reader is told how much of the tree was read for its names only
+    test_files = 0
+    if not getattr(config, "include_tests", False):
+        from deadline_audit.testfiles import for_config
+
+        tests = for_config(config)
+        test_files = sum(1 for f in built.facts if f.kind in ("python", "go") and tests.holds(f.path))
     knobs = _knobs(built, config)  # first: building the knob inventory may add an input error
     inventory = _inventory(graph, findings, component_of, _lease_labels(graph), knobs)
     components = _component_sizes(built.facts, component_of, inventory)
@@ -74,6 +81,7 @@ def build_review(built, findings: list[Finding], *, suppressed: int = 0, config=
         graph=graph,
         component_of=component_of,
         internal_errors=getattr(built, "internal_errors", 0),
+        test_files_unread=test_files,
     )
 
 

@@ -143,6 +143,8 @@ def _inventory(r: Review) -> str:
             "<p>Every place a duration takes effect. <b>Detectors</b> (leases, heartbeats, renewals, the timers of a lease helper) "
             "notice failure; <b>allocators</b> (transport, read and phase timeouts, context and server deadlines, "
             "ceilings, fallbacks) decide how long work may run. Click a column header to sort.</p>"
+            + (f"<p class=note>{plural(r.test_files_unread, 'test file')} read for the names they spell only "
+               "(<code>include-tests = true</code> analyses test code too).</p>" if r.test_files_unread else "")
             + (controls + "<div class=wide>" + _table(head, rows, cls="inventory sortable", attrs="id=inventory-table")
                + "</div>" if rows else "<p>No timeout site found.</p>") + knobs + "</section>")
 

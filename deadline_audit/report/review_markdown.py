@@ -80,6 +80,9 @@ def _inventory(r: Review) -> list[str]:
     out = ["## Timeout inventory", "",
            "Detectors (leases, heartbeats, renewals, the timers of a lease helper) notice failure; allocators (transport, read and "
            "phase timeouts, context and server deadlines, ceilings, fallbacks) decide how long work may run.", ""]
+    if r.test_files_unread:
+        out += [f"{plural(r.test_files_unread, 'test file')} read for the names they spell only "
+                "(`include-tests = true` analyses test code too).", ""]
     if not r.inventory:
         return out + ["No timeout site found.", ""]
     out += ["| Site | Component | Role | Class | Effective | Compiled default | Knobs: where set | Winning layer | Source chain | Findings |",

@@ -204,6 +204,7 @@ class Review:
     knobs: list[Knob] = field(default_factory=list)
     rules: list[RuleRow] = field(default_factory=list)
     knob_of: dict[str, Knob] = field(default_factory=dict)  # every knob by graph node, for the picture
+    test_files_unread: int = 0  # test files read for their names only (no `include-tests`)
 
     @property
     def findings_of(self) -> list[tuple[RuleRow, list[tuple[int, "ReviewFinding"]]]]:
