@@ -81,7 +81,8 @@ def main() -> None:
     ap.add_argument("--deadline-audit", dest="tool", default=str(Path(sys.executable).with_name("deadline-audit")))
     ap.add_argument("--runs", type=int, default=3, help="pairs per tree (after one warm-up of each)")
     ap.add_argument("--da-config", type=Path, default=None,
-                    help="a deadline-audit configuration file for every run (e.g. `include-tests = true`)")
+                    help="a deadline-audit configuration, copied into each tree copy as deadline-audit.toml "
+                         "(e.g. `include-tests = true`)")
     args = ap.parse_args()
 
     rows = []
@@ -90,9 +91,9 @@ def main() -> None:
             copy = Path(scratch) / tree.resolve().name
             shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", ".deadline-audit-cache"))
             cache = copy / ".deadline-audit-cache"
+            if args.da_config is not None:  # in the copy's root: the root, and so the cache, stay there
+                shutil.copyfile(args.da_config, copy / "deadline-audit.toml")
             da = [args.tool, "check", str(copy)]
-            if args.da_config is not None:
-                da += ["--config", str(args.da_config.resolve())]
             sg = [args.semgrep, "scan", "--config", str(RULES), "--metrics=off", "--disable-version-check", str(copy)]
 
             def da_cold() -> dict:
