@@ -85,3 +85,14 @@ func TestX(t *testing.T) {
     assert (facts.kind, facts.lines, facts.module) == ("go", 9, "example.com/x")
     py = b"def test_x(monkeypatch):\n    monkeypatch.setenv('POLL_TIMEOUT', '3')\n    assert f(\"a b\")\n"
     assert extract_names("tests/test_x.py", "python", py, "tests.test_x").config_keys_read == ["POLL_TIMEOUT"]
+
+
+def test_a_broken_test_file_is_an_input_error_only_when_test_code_is_analysed(tmp_path):
+    root = tmp_path / "relay"
+    shutil.copytree(FIXTURES / TREE, root)
+    (root / "internal" / "lease" / "keeper_test.go").write_text(
+        'package lease\n\nfunc TestBroken(t *testing.T) {\n\tt.Setenv("RELAY_FLUSH_TIMEOUT", \n', encoding="utf-8")
+    quiet = _analyse(root, include_tests=False)
+    assert quiet.errors == [] and [f.rule_id for f in quiet.findings] == ["DA501"]  # the name still counts
+    full = _analyse(root, include_tests=True)
+    assert [(e.path.rsplit("/", 1)[-1], e.line) for e in full.errors] == [("keeper_test.go", 3)]
