@@ -61,7 +61,7 @@ class Config:
     links: list = field(default_factory=list)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     cache_dir: str = DEFAULT_CACHE_DIR
-    include_tests: bool = False  # report findings located in test files (catalog tests.toml)
+    include_tests: bool = False  # analyse test files (catalog tests.toml) and report in them; else names only
     config_file: Path | None = None  # where the values came from (None: defaults)
 
     __hash__ = None  # type: ignore[assignment]  # holds lists and dicts
