@@ -25,7 +25,7 @@ from typing import Any
 
 from deadline_audit.catalog import Catalog
 from deadline_audit.extract.go_marks_common import GoMarkContext, top_level_specs
-from deadline_audit.extract.outcome_records import work_noun, worth_recording
+from deadline_audit.extract.outcome_records import WorkNouns, work_nouns, worth_recording
 from deadline_audit.facts import Expr, FileFacts, FunctionFact
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -53,7 +53,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if not facts.functions:
         return
     cat = catalog.file("outcomes")
-    nouns = _work_nouns(tuple(cat.get("work_nouns", ())))
+    nouns = work_nouns(tuple(cat.get("work_nouns", ())))
     permit_pattern = _permit_pattern(cat)
     ctx = tree.context()
     tables = _map_tables(tree.root_node, ctx)
@@ -84,26 +84,7 @@ def _map_tables(root: Any, ctx: GoMarkContext) -> dict[str, Any]:
     return out
 
 
-class _WorkNouns:
-    """`work_noun` memoized for one catalog's nouns: doc comments repeat their words."""
-
-    def __init__(self, nouns: tuple[str, ...]) -> None:
-        self.nouns = set(nouns)
-        self.memo: dict[str, bool] = {}
-
-    def __call__(self, word: str) -> bool:
-        hit = self.memo.get(word)
-        if hit is None:
-            hit = self.memo[word] = work_noun(word, self.nouns)
-        return hit
-
-
-@cache
-def _work_nouns(nouns: tuple[str, ...]) -> _WorkNouns:
-    return _WorkNouns(nouns)
-
-
-def _doc_words(decl: Any, ctx: GoMarkContext, is_noun: _WorkNouns) -> list[str]:
+def _doc_words(decl: Any, ctx: GoMarkContext, is_noun: WorkNouns) -> list[str]:
     words: set[str] = set()
     prev = decl.prev_named_sibling
     count = 0

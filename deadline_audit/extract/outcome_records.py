@@ -5,6 +5,7 @@ record a state that a caller's timeout branch hands it (DA302 follows helpers by
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from deadline_audit.facts import Expr
 
@@ -23,6 +24,27 @@ def work_noun(word: str, nouns: set[str] | frozenset[str]) -> bool:
             if stem in nouns or stem + "e" in nouns or (len(stem) > 3 and stem[-1] == stem[-2] and stem[:-1] in nouns):
                 return True
     return False
+
+
+class WorkNouns:
+    """`work_noun` memoized for one catalog's nouns: docstrings and doc comments repeat
+    their words from function to function."""
+
+    def __init__(self, nouns: tuple[str, ...]) -> None:
+        self.nouns = set(nouns)
+        self.memo: dict[str, bool] = {}
+
+    def __call__(self, word: str) -> bool:
+        hit = self.memo.get(word)
+        if hit is None:
+            hit = self.memo[word] = work_noun(word, self.nouns)
+        return hit
+
+
+@cache
+def work_nouns(nouns: tuple[str, ...]) -> WorkNouns:
+    """The memo for these nouns, one per catalog for the life of the process."""
+    return WorkNouns(nouns)
 
 
 def worth_recording(outcome: dict) -> bool:

@@ -30,7 +30,7 @@ import ast
 import builtins
 import re
 
-from deadline_audit.extract.outcome_records import work_noun, worth_recording
+from deadline_audit.extract.outcome_records import WorkNouns, work_nouns, worth_recording
 from deadline_audit.extract.py_marks import MarkContext, Walker
 from deadline_audit.extract.py_positions import LEAF_FIELDS
 from deadline_audit.facts import Expr, FunctionFact
@@ -45,7 +45,7 @@ def register(ctx: MarkContext, walker: Walker):
     if not ctx.facts.functions:
         return None
     cat = ctx.catalog.file("outcomes")
-    nouns = set(cat.get("work_nouns", ()))
+    nouns = work_nouns(tuple(cat.get("work_nouns", ())))
     module = ctx.facts.module or ""
     state = _State(ctx, module, nouns)
 
@@ -84,7 +84,7 @@ def register(ctx: MarkContext, walker: Walker):
 
 
 class _State:
-    def __init__(self, ctx: MarkContext, module: str, nouns: set[str]) -> None:
+    def __init__(self, ctx: MarkContext, module: str, nouns: WorkNouns) -> None:
         self.ctx = ctx
         self.module = module
         self.nouns = nouns
@@ -657,9 +657,9 @@ def _text(node: ast.AST) -> str:
         return node.__class__.__name__
 
 
-def _doc_words(node: ast.AST, nouns: set[str]) -> list[str]:
+def _doc_words(node: ast.AST, is_noun: WorkNouns) -> list[str]:
     doc = ast.get_docstring(node, clean=False) if isinstance(node, (ast.Module, *_FUNCS, ast.ClassDef)) else None
     if not doc:
         return []
     words = {w.lower() for w in _WORD.findall(doc[:600])}
-    return sorted(w for w in words if work_noun(w, nouns))
+    return sorted(w for w in words if is_noun(w))
