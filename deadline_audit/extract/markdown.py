@@ -14,8 +14,7 @@ with a well-known module as first part or a file/domain suffix are not keys.
 from __future__ import annotations
 
 import re
-
-from markdown_it import MarkdownIt
+from functools import cache
 
 from deadline_audit.extract.envfile import count_lines
 from deadline_audit.facts import FileFacts, KnobMention, Span
@@ -201,11 +200,20 @@ def _fence(token, col: _Collector) -> None:
         _toml_block(rows, col)
 
 
+@cache
+def _parser():
+    """One CommonMark parser with tables per process. Imported here: DA501 imports this
+    module for `is_env_name` on every run, and markdown-it (~30 ms to import) is needed
+    only when a Markdown file is extracted."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
 def extract_markdown(path: str, text: str) -> FileFacts:
     facts = FileFacts(path=path, kind="markdown", lines=count_lines(text))
     text = text.removeprefix("\ufeff")
-    md = MarkdownIt("commonmark").enable("table")
-    tokens = md.parse(text)
+    tokens = _parser().parse(text)
     col = _Collector(text.split("\n"))
     col.lines = [line.rstrip("\r") for line in col.lines]
     in_tbody = False
