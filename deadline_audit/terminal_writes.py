@@ -37,6 +37,13 @@ _MAP_ENTRY = re.compile(r'"(\w+)"\s*:\s*("([^"]*)")?')  # a Go map literal's `"k
 _MAX_DEPTH = 8
 
 
+def _map_literal(expr: Expr) -> dict[str, Expr]:
+    """A Go map literal the facts keep as text: its string keys (lowercase), with their
+    string values (other values: an empty expression)."""
+    return {k.lower(): ({"k": "str", "v": v} if quoted else {})
+            for k, quoted, v in _MAP_ENTRY.findall(expr.get("text", ""))}
+
+
 def tokens(name: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(name)]
 
@@ -445,8 +452,7 @@ class TerminalWrites:
                 return {item[0].lower(): item[1] for item in mapping.get("items") or ()
                         if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)}
             if isinstance(mapping, dict) and mapping.get("k") == "unknown":  # a Go map literal
-                return {k.lower(): ({"k": "str", "v": v} if quoted else {})
-                        for k, quoted, v in _MAP_ENTRY.findall(mapping.get("text", ""))}
+                return _map_literal(mapping)
             return None
         if not call.args:
             return None
@@ -459,9 +465,8 @@ class TerminalWrites:
             return None
         if first.get("k") == "obj":
             return {"_".join(tokens(str(k))): v for k, v in (first.get("fields") or {}).items()}
-        if first.get("k") == "unknown":  # a map literal: its string keys (and string values)
-            return {k.lower(): ({"k": "str", "v": v} if quoted else {})
-                    for k, quoted, v in _MAP_ENTRY.findall(first.get("text", ""))}
+        if first.get("k") == "unknown":  # a map literal
+            return _map_literal(first)
         return None
 
     def _sql(self, expr: Expr) -> bool:

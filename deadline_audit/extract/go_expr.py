@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE, parse_number, selector_parts, unquote
+from deadline_audit.extract.go_text import named_by_literal, parse_number, selector_parts, unquote
 from deadline_audit.facts import CallFact, Expr, FunctionFact, SiteFact
 
 
@@ -142,12 +142,9 @@ class GoExprs:
 
     def e_str(self, node: Any, store: Expr | None) -> Expr:
         v = unquote(self.text(node))
-        if len(v) < 200 and CONFIG_FILE_RE.match(v):
-            self.cfg_files[v] = None
-        elif KEY_LITERAL_RE.match(v):
-            self.key_literals[v] = None
-        elif (m := ENV_ASSIGN_LITERAL_RE.match(v)) is not None:
-            self.key_literals[m.group(1)] = None
+        named = named_by_literal(v)
+        if named is not None:
+            (self.cfg_files if named[0] == "file" else self.key_literals)[named[1]] = None
         return {"k": "str", "v": v, "at": self.at(node)}
 
     def e_nil(self, node: Any, store: Expr | None) -> Expr:

@@ -191,6 +191,18 @@ KEY_LITERAL_RE = re.compile(r"^[A-Za-z_][\w.-]{1,99}$")
 ENV_ASSIGN_LITERAL_RE = re.compile(r"^([A-Z][A-Z0-9_]{2,99})=")
 
 
+def named_by_literal(value: str) -> tuple[str, str] | None:
+    """What a string literal names for DA501, in any language: ("file", a config file
+    path), ("key", a config key or env var name), or None. Shared by the Go and Python
+    extractors and by the names-only reading of test code (names.py)."""
+    if len(value) < 200 and CONFIG_FILE_RE.match(value):
+        return "file", value
+    if KEY_LITERAL_RE.match(value):
+        return "key", value
+    m = ENV_ASSIGN_LITERAL_RE.match(value)
+    return ("key", m.group(1)) if m is not None else None
+
+
 # --- catalog index ---------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE
+from deadline_audit.extract.go_text import named_by_literal
 from deadline_audit.facts import FileFacts
 
 # the inside of a one-line '…', "…" or `…` literal; escapes are rare in names and only
@@ -29,13 +29,9 @@ def extract_names(path: str, kind: str, source: bytes, module: str | None) -> Fi
     keys: dict[str, None] = {}
     files: dict[str, None] = {}
     for m in _QUOTED.finditer(source):
-        value = m.group(2).decode("utf-8", "replace").strip()
-        if CONFIG_FILE_RE.match(value):
-            files[value] = None
-        elif KEY_LITERAL_RE.match(value):
-            keys[value] = None
-        elif (assign := ENV_ASSIGN_LITERAL_RE.match(value)) is not None:
-            keys[assign.group(1)] = None
+        named = named_by_literal(m.group(2).decode("utf-8", "replace").strip())
+        if named is not None:
+            (files if named[0] == "file" else keys)[named[1]] = None
     facts.config_keys_read = list(keys)
     facts.config_files_named = list(files)
     return facts

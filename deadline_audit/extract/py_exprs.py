@@ -15,7 +15,7 @@ import libcst as cst
 from deadline_audit.extract.py_index import PyIndex
 from deadline_audit.extract.py_scope import ClassInfo, Entry, FuncState, Scope, lookup
 from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, SiteFact, Span, truthy
-from deadline_audit.extract.go_text import CONFIG_FILE_RE, ENV_ASSIGN_LITERAL_RE, KEY_LITERAL_RE
+from deadline_audit.extract.go_text import named_by_literal
 
 
 _BINOPS = {
@@ -210,12 +210,9 @@ class ExprMixin:
             self.func.words.append(value)
         if value not in self.literals_seen and len(value) < 200:
             self.literals_seen.add(value)  # DA501: a key or file the code names
-            if CONFIG_FILE_RE.match(value):
-                self.facts.config_files_named.append(value)
-            elif KEY_LITERAL_RE.match(value):
-                self.facts.config_keys_read.append(value)
-            elif (m := ENV_ASSIGN_LITERAL_RE.match(value)) is not None:
-                self.facts.config_keys_read.append(m.group(1))  # `"WORKER_TIMEOUT=30"` for a child
+            named = named_by_literal(value)  # `"WORKER_TIMEOUT=30"` for a child names its key
+            if named is not None:
+                (self.facts.config_files_named if named[0] == "file" else self.facts.config_keys_read).append(named[1])
         return {"k": "str", "v": value}
 
     def _fstring(self, node: cst.FormattedString) -> Expr:
