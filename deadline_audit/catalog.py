@@ -170,6 +170,18 @@ def _shipped() -> dict[str, Any]:
     return data
 
 
+def _merge(target: dict[str, Any], ext: dict[str, Any]) -> None:
+    """Lists are appended and tables merged key by key, at any depth: a user's
+    `catalog.go.streaming.methods = [...]` adds to the shipped methods."""
+    for key, value in ext.items():
+        if key in _LIST_KEYS or isinstance(value, list):
+            target.setdefault(key, []).extend(value)
+        elif isinstance(value, dict) and isinstance(target.get(key, {}), dict):
+            _merge(target.setdefault(key, {}), value)
+        else:
+            target[key] = value
+
+
 def load_catalog(extensions: dict[str, Any] | None = None) -> Catalog:
     """The shipped catalog plus the user's extensions (`catalog.go.sites = [...]`, …):
     lists are appended, tables are merged key by key."""
@@ -177,14 +189,7 @@ def load_catalog(extensions: dict[str, Any] | None = None) -> Catalog:
     for lang, ext in (extensions or {}).items():
         if not isinstance(ext, dict):
             raise CatalogError(f"catalog.{lang} must be a table")
-        target = data.setdefault(lang, {})
-        for key, value in ext.items():
-            if key in _LIST_KEYS or isinstance(value, list):
-                target.setdefault(key, []).extend(value)
-            elif isinstance(value, dict):
-                target.setdefault(key, {}).update(value)
-            else:
-                target[key] = value
+        _merge(data.setdefault(lang, {}), ext)
     # Any catalog file may contribute per-language entries (`[[go.sites]]`,
     # `[[python.env_reads]]` in leases.toml, terminal_writes.toml, …): merged into the
     # language's own lists so every lookup sees them.

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
+from fnmatch import fnmatchcase
 from typing import Any, Iterator
 
 import networkx as nx
@@ -24,6 +26,7 @@ from deadline_audit.catalog import Catalog, SiteSpec
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
 from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl, walk_exprs as _walk
 from deadline_audit.findings import Layer, Location
+from deadline_audit.testfiles import TestFiles
 
 SCENARIOS = ("effective", "default")
 HARD_ROLES = ("transport_deadline", "context_deadline", "read_timeout")
@@ -52,8 +55,10 @@ class EnvVar:
 class TimeoutGraph:
     """The graph plus the indexes the checks query. `g` is what `graph` exports."""
 
-    def __init__(self, facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = ()) -> None:
+    def __init__(self, facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = (),
+                 root: Path | None = None) -> None:
         self.catalog = catalog
+        self.tests = TestFiles(catalog, root)  # test code, by the project's own paths
         self.declared_leases = declared_leases  # DA101 option `lease-functions`
         self.g = nx.MultiDiGraph()
         self.files = {f.path: f for f in facts}
@@ -669,10 +674,18 @@ class TimeoutGraph:
 
     def _built_from(self, expr: Expr, path: str) -> list[str]:
         """A library constructor's arguments (`openai.NewClientWithConfig(cfg)`,
-        `resty.NewWithClient(hc)`): what they hold, the object built from them holds too."""
+        `resty.NewWithClient(hc)`): what they hold, the object built from them holds too.
+        Which names build their result from their arguments is catalog data (`[builders]`)."""
         fn = (expr.get("fn") or {}) if expr.get("k") == "call" else {}
         name = fn.get("name") if fn.get("k") in ("ext", "method") else None
-        if not name or not str(name).rsplit(".", 1)[-1].startswith("New"):
+        if not name:
+            return []
+        lang = "go" if self.lang.get(path) == "go" else "python"
+        builders = self._memo.get(("builders", lang))
+        if builders is None:
+            builders = self._memo[("builders", lang)] = tuple(self.catalog.table(lang, "builders").get("names", ()))
+        last = str(name).rsplit(".", 1)[-1]
+        if not any(fnmatchcase(last, pattern) for pattern in builders):
             return []
         found = []
         for arg in expr.get("args") or ():
@@ -1091,8 +1104,6 @@ def _closure_timer_params(graph: TimeoutGraph, closure: str, outer: FunctionFact
 
 
 def _matches_any(sym: str, patterns: Any) -> bool:
-    from fnmatch import fnmatchcase
-
     if isinstance(patterns, str):
         patterns = [patterns]
     name = sym.split(":", 2)[-1]

@@ -4,6 +4,7 @@ through the expressions that feed them."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from deadline_audit.catalog import Catalog
@@ -17,11 +18,11 @@ from deadline_audit.settings_tables import bind_settings_tables
 
 
 def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple[str, ...] = (),
-                wire_config: Any = None) -> TimeoutGraph:
+                wire_config: Any = None, root: Path | None = None) -> TimeoutGraph:
     """Index the facts, bind config-file keys to the fields that read them (Go tags,
     Python settings tables: bindings the indexes' memos may have missed, so they are
     forgotten), then populate the networkx graph."""
-    graph = TimeoutGraph(facts, catalog, declared_leases)
+    graph = TimeoutGraph(facts, catalog, declared_leases, root)
     bind_config_tags(graph)
     bind_settings_tables(graph)
     graph.forget_memos()

@@ -668,18 +668,4 @@ def consumed_seconds(graph: TimeoutGraph, read: EnvRead) -> tuple[float, float] 
 
 
 def _test_files(graph: TimeoutGraph):
-    cached = graph.__dict__.get("_knob_test_files")
-    if cached is None:
-        import pathspec
-
-        patterns = list(graph.catalog.file("tests").get("tests", {}).get("patterns", ()))
-        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        memo: dict[str, bool] = {}
-
-        def cached(path: str) -> bool:
-            if path not in memo:
-                memo[path] = spec.match_file(path)
-            return memo[path]
-
-        graph.__dict__["_knob_test_files"] = cached
-    return cached
+    return graph.tests.holds

@@ -98,7 +98,7 @@ def _build(inputs: Inputs, config: Config, *, jobs: int, progress: bool) -> Buil
     from deadline_audit.wire_config import WireConfig
 
     wire_config = WireConfig.from_config(config)
-    graph = build_graph(facts, catalog, declared, wire_config)
+    graph = build_graph(facts, catalog, declared, wire_config, config.root)
     for problem in _wire_problems(graph):
         errors.append(InputError(str(config.config_file or ""), problem))
     timings["graph"] = time.perf_counter() - t0

@@ -26,9 +26,17 @@ class TestFiles:
         self.root = root
         self._root_prefix = os.path.join(str(root), "") if root is not None else None
         self._cwd = os.getcwd()
+        self._memo: dict[str, bool] = {}
 
     def holds(self, path: str | Path) -> bool:
         """`path`: absolute, or relative to the working directory (a display path)."""
+        key = os.fspath(path)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._holds(key)
+        return found
+
+    def _holds(self, path: str) -> bool:
         rel = os.path.normpath(os.path.join(self._cwd, os.fspath(path)))
         if self._root_prefix is not None:
             if rel.startswith(self._root_prefix):  # the usual case: no symlink to resolve

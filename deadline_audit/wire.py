@@ -49,7 +49,6 @@ _GO_DURATION = "time.Duration"
 _BOUND_WORDS = re.compile(r"max|limit|ceil|cap|upper|bound", re.I)
 
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testdata)/|_test\.go$|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 
 
 _UNIT_SUFFIX = [  # name suffix -> unit, checked on lower-cased names without separators kept
@@ -224,7 +223,7 @@ class _Builder:
         nothing about the wiring in production), and it is often half of a tree's lines."""
         found = self.found
         kinds = _KINDS
-        tests = {p for p in self.g.files if _is_test(p)}
+        tests = {p for p in self.g.files if self.g.tests.holds(p)}
         todo: list[tuple[str, str | None, Any, Span]] = []
         for binds in self.g.bindings.values():
             for b, path in binds:
@@ -310,7 +309,7 @@ class _Builder:
         for i, (entry, receivers) in enumerate(configured):
             label = f"links[{i}] in {cfg.source}"
             files = cfg.sender_files(entry)
-            senders = [p for p in payloads if not _is_test(p.path) and (
+            senders = [p for p in payloads if not self.g.tests.holds(p.path) and (
                 (cfg.matches_files(files, p.path) and set(entry["keys"]) <= set(p.keys)) if files is not None
                 else _names_sender(p, entry["sender"]))]
             if not receivers:
@@ -364,7 +363,7 @@ class _Builder:
         reads it."""
         found: dict[str, Schema] = {}
         for path, function, sub, span in self.nodes("item", "call"):
-            if function is None or self.g.lang.get(path) == "go" or _is_test(path):
+            if function is None or self.g.lang.get(path) == "go" or self.g.tests.holds(path):
                 continue
             read = read_of(self.g, sub, Ctx(path, fn=function))
             if read is None:
@@ -399,7 +398,7 @@ class _Builder:
         if not wanted:
             return []
         for path, function, sub, _ in self.nodes("dict", "obj", "call"):
-            if _is_test(path):
+            if self.g.tests.holds(path):
                 continue
             at = sub.get("at")
             if not at:
@@ -512,7 +511,7 @@ class _Builder:
         clamp_calls = set(spec.get("clamp_calls", ()))  # math.Min(x, MAX)
         first_nonzero_calls = set(spec.get("first_nonzero_calls", ()))  # cmp.Or(x, D)
         for path, function, sub, span in self.nodes("op", "call", "or"):
-            if function is None or _is_test(path):
+            if function is None or self.g.tests.holds(path):
                 continue
             k = sub.get("k")
             at = sub.get("at") or (k == "or" and [span.line, span.column])
@@ -543,7 +542,7 @@ class _Builder:
                 trigger = "zero" if self.g.lang.get(path) == "go" else "falsy"
                 fallbacks.append(Fallback(function, path, loc, sub["args"][0], sub["args"][-1], trigger, "or"))
         for fn_sym, (fn, path) in self.g.functions.items():
-            if not fn.markers or _is_test(path):
+            if not fn.markers or self.g.tests.holds(path):
                 continue
             for m in fn.markers:
                 if m.get("m") not in ("ceiling", "fallback"):
@@ -651,19 +650,9 @@ class _Builder:
                         if target:
                             callers.setdefault(target, []).append((call, p))
             for call, p in callers.get(c.function, ()):
-                if not _is_test(p):
+                if not self.g.tests.holds(p):
                     out.append(Clamp(c.function, c.path, c.location, c.subject, c.bound, c.form + "-helper", (call, p)))
         return out
-
-
-_TEST_MEMO: dict[str, bool] = {}
-
-
-def _is_test(path: str) -> bool:
-    found = _TEST_MEMO.get(path)
-    if found is None:
-        found = _TEST_MEMO[path] = bool(_TEST_PATH.search(path))
-    return found
 
 
 def is_duration_name(name: str | None, words: tuple[str, ...]) -> bool:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from analysis_support import analyse, finding_at, rel, rule_findings
+import shutil
+
+from analysis_support import FIXTURES, analyse, finding_at, rel, rule_findings
+
+from deadline_audit import pipeline
+from deadline_audit.config import load_config
 
 
 def da102(result):
@@ -108,6 +113,23 @@ def test_go_sdk_client_built_from_a_config_that_holds_the_http_client():
     f = at(result, "llm/client.go")
     assert "http.Client.Timeout 45 s" in f.message
     assert [rel(r.location) for r in f.related] == [("da102/go_sdk/internal/assist/assist.go", 26)]
+
+
+def test_go_sdk_builders_are_catalog_data(tmp_path):
+    # an SDK whose constructor does not follow Go's NewT naming: the client it builds from
+    # the config holds nothing until the configuration names the builder
+    root = tmp_path / "go_sdk"
+    shutil.copytree(FIXTURES / "da102" / "go_sdk", root)
+    client = root / "internal" / "llm" / "client.go"
+    client.write_text(client.read_text().replace("openai.NewClientWithConfig(", "openai.ClientFromConfig("))
+
+    def da102_lines():
+        result = pipeline.analyse([root], load_config([root]), use_cache=False)
+        return [(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings if f.rule_id == "DA102"]
+
+    assert da102_lines() == []
+    (root / "deadline-audit.toml").write_text('[catalog.go.builders]\nnames = ["ClientFrom*"]\n')
+    assert da102_lines() == [("client.go", 13)]
 
 
 def test_go_sdk_client_bound_also_shadows_a_lease():

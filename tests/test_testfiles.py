@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from pathlib import Path
 
 from analysis_support import FIXTURES, rule_findings
 
@@ -96,3 +97,33 @@ def test_a_broken_test_file_is_an_input_error_only_when_test_code_is_analysed(tm
     assert quiet.errors == [] and [f.rule_id for f in quiet.findings] == ["DA501"]  # the name still counts
     full = _analyse(root, include_tests=True)
     assert [(e.path.rsplit("/", 1)[-1], e.line) for e in full.errors] == [("keeper_test.go", 3)]
+
+
+def test_test_paths_are_relative_to_the_root(tmp_path):
+    # a project checked out under a folder named `tests` is not test code; its own tests/
+    # and Go testdata/ are
+    from deadline_audit.catalog import load_catalog
+    from deadline_audit.testfiles import TestFiles
+
+    root = tmp_path / "tests" / "proj"
+    tests = TestFiles(load_catalog(), root)
+    assert not tests.holds(root / "svc" / "jobs.py")
+    assert tests.holds(root / "tests" / "unit" / "jobs.py")
+    assert tests.holds(root / "pkg" / "parse" / "testdata" / "sample.go")
+    assert tests.holds(root / "pkg" / "parse" / "parse_test.go")
+
+
+def test_wiring_rules_ask_the_project_relative_question(tmp_path):
+    # DA402's senders and receivers skip test code: under a `tests/` parent folder the
+    # wiring findings are the same as in place
+    copy = tmp_path / "tests" / "da402"
+    shutil.copytree(FIXTURES / "da402", copy)
+    here = pipeline.analyse([copy], load_config([copy]), use_cache=False)
+    there = pipeline.analyse([FIXTURES / "da402"], load_config([FIXTURES / "da402"]), use_cache=False)
+
+    def lines(result, base):
+        return sorted((str(Path(f.location.path).resolve().relative_to(base.resolve())), f.location.line)
+                      for f in result.findings if f.rule_id == "DA402")
+
+    assert lines(here, copy) == lines(there, FIXTURES / "da402")
+    assert len(lines(here, copy)) == 8

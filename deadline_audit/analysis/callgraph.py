@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import pathspec
-
 from deadline_audit.analysis.context import Ctx, GraphView
 from deadline_audit.facts import Expr
 
@@ -39,9 +37,7 @@ class CallGraph:
     # -- indexes ----------------------------------------------------------------------
     def _index(self) -> None:
         g = self.graph
-        patterns = g.catalog.file("tests").get("tests", {}).get("patterns", [])
-        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        self.test_paths = {p for p in g.files if spec.match_file(p)}
+        self.test_paths = {p for p in g.files if g.tests.holds(p)}
         self.own_methods: dict[str, dict[str, str]] = defaultdict(dict)  # type -> name -> fn sym
         for sym, (fn, path) in g.functions.items():
             if fn.receiver_type and not fn.enclosing:

@@ -60,6 +60,7 @@ class GraphView(Protocol):
     catalog: Catalog
     declared_leases: tuple[str, ...]
     files: dict[str, FileFacts]
+    tests: Any  # testfiles.TestFiles: which of `files` are test code
     lang: dict[str, str]  # path -> "go" | "python"
     decls: dict[str, SymbolDecl]
     functions: dict[str, tuple[FunctionFact, str]]  # sym -> (fact, path)
