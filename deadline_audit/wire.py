@@ -30,6 +30,7 @@ receiver's own arithmetic (`time.Duration(n) * time.Second`) gives the unit.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Iterator
@@ -58,8 +59,6 @@ _UNIT_SUFFIX = [  # name suffix -> unit, checked on lower-cased names without se
 
 
 @dataclass
-
-
 class SchemaField:
     key: str
     sym: str
@@ -70,8 +69,6 @@ class SchemaField:
 
 
 @dataclass
-
-
 class Schema:
     type: str  # qualified type (Go) / py:<module>.<Class>
     lang: str
@@ -80,8 +77,6 @@ class Schema:
 
 
 @dataclass
-
-
 class Payload:
     lang: str
     path: str
@@ -95,8 +90,6 @@ class Payload:
 
 
 @dataclass
-
-
 class Link:
     payload: Payload
     schema: Schema
@@ -105,8 +98,6 @@ class Link:
 
 
 @dataclass
-
-
 class Clamp:
     function: str
     path: str
@@ -126,8 +117,6 @@ class Clamp:
 
 
 @dataclass
-
-
 class Fallback:
     function: str
     path: str
@@ -140,8 +129,6 @@ class Fallback:
 
 
 @dataclass
-
-
 class Origin:
     kind: str  # env | cfg | lit | sym
     location: Location
@@ -151,8 +138,6 @@ class Origin:
 
 
 @dataclass
-
-
 class Wire:
     schemas: list[Schema]
     payloads: list[Payload]
@@ -215,6 +200,10 @@ class _Builder:
     def __init__(self, graph: TimeoutGraph) -> None:
         self.g = graph
         self.found: dict[str, list[tuple[str, str | None, Expr, Span]]] = {k: [] for k in _KINDS}
+        self._method_spans: dict[str, list[tuple[int, int]]] | None = None  # class -> its methods' lines
+        self._literal_locals: dict[tuple[str, int, int], str] | None = None  # payload literal -> the local it binds
+        self._literal_ends: dict[str, tuple[int, int]] = {}  # that local -> where its binding statement ends
+        self._field_binds_in: dict[str, list[tuple[Binding, str]]] | None = None  # Go field assignments by function
         self._scan()
 
     def _scan(self) -> None:
@@ -350,11 +339,92 @@ class _Builder:
                 owner_decl = decls.get(owner)
                 if owner_decl is None or owner_decl.kind != "class" or name.startswith("_"):
                     continue
+                if self._in_method(owner, decl):
+                    continue  # `self.x = …` is an object's state; a message declares its fields
                 path = self.g.decl_path[sym]
                 type_name = "py:" + owner[len("sym:py:"):]
                 schema = by_type.setdefault(type_name, Schema(type_name, "python", path, {}))
                 schema.fields[name] = SchemaField(name, sym, decl.type, Location(path, decl.span.line, decl.span.column))
         return [s for s in by_type.values() if len(s.fields) >= 2]
+
+    def _keys_added(self, path: str, function: str, at: list[int]) -> dict[str, Expr] | None:
+        """Keys a payload literal bound to a local gets after it, in the same function:
+        `body["timeout_s"] = t` (Python dicts, Go maps); in Python `body.update(timeout_s=t)`
+        / `body.update({…})` and `body.setdefault("timeout_s", t)`; for a Go struct literal
+        the field's name (`task.DeadlineSeconds = t`). Sent when the code runs that far: a
+        payload that may carry the key is not one that leaves it out. None: an update whose
+        keys cannot be read (`body.update(extra)`)."""
+        if self._literal_locals is None:
+            self._literal_locals = {}
+            for binds in self.g.bindings.values():
+                for b, p in binds:
+                    spot = b.expr.get("at") if b.function else None
+                    if spot:
+                        self._literal_locals[(p, spot[0], spot[1])] = b.sym
+                        self._literal_ends[b.sym] = (b.span.end_line, b.span.end_column)
+        sym = self._literal_locals.get((path, at[0], at[1]))
+        fn = self.g.functions.get(function, (None,))[0]
+        if sym is None or fn is None:
+            return {}
+        added: dict[str, Expr] = {}
+        name = sym.rsplit(".", 1)[-1]
+        for m in fn.markers:
+            if m.get("m") == "key_set" and m.get("name") == name and m.get("line", 0) >= at[0]:
+                added.setdefault(m["key"], {"k": "unknown", "text": f"{name}[{m['key']!r}]"})
+        if self.g.lang.get(path) == "go":
+            return added
+        for call, _ in self.g.calls_in.get(function, ()):
+            callee = call.callee
+            if callee.get("k") != "method" or call.span.line < at[0] or (callee.get("x") or {}).get("sym") != sym:
+                continue
+            if callee.get("name") == "update":
+                added.update({k: v for k, v in call.kw.items() if k not in added})
+                if call.args:
+                    arg = call.args[0]
+                    if arg.get("k") != "dict" or arg.get("open"):
+                        return None
+                    for item in arg.get("items", ()):
+                        if isinstance(item, list) and len(item) == 2:
+                            added.setdefault(item[0], item[1])
+            elif callee.get("name") == "setdefault" and call.args and call.args[0].get("k") == "str":
+                added.setdefault(call.args[0]["v"], call.args[1] if len(call.args) > 1 else {"k": "none"})
+        return added
+
+    def _fields_set_after(self, path: str, function: str | None, at: list[int], type_name: str) -> dict[str, Expr]:
+        """Go: fields of `type_name` assigned in the function after the statement that binds
+        its literal at `at` to a local (`task.DeadlineSeconds = t`), by field name."""
+        if function is None:
+            return {}
+        self._keys_added(path, function, at)  # indexes the literals bound to locals
+        bound = self._literal_locals.get((path, at[0], at[1])) if self._literal_locals is not None else None
+        if bound is None:
+            return {}  # `post(ctx, vaultTask{…})`: sent as written
+        if self._field_binds_in is None:
+            self._field_binds_in = defaultdict(list)
+            for binds in self.g.bindings.values():
+                for b, p in binds:
+                    decl = self.g.decls.get(b.sym)
+                    if b.function and decl is not None and decl.kind == "field" and b.sym.startswith("sym:go:"):
+                        self._field_binds_in[b.function].append((b, p))
+        prefix = "sym:go:" + type_name + "."
+        after = self._literal_ends[bound]
+        found: dict[str, Expr] = {}
+        for b, p in self._field_binds_in.get(function, ()):
+            if p == path and b.sym.startswith(prefix) and (b.span.line, b.span.column) > after:
+                found.setdefault(b.sym[len(prefix):], b.expr)
+        return found
+
+    def _in_method(self, owner: str, decl) -> bool:
+        """A field assigned in a method of its class (`self.timeout = None` in `__init__`),
+        not declared in the class body as dataclasses, pydantic models, TypedDicts and attrs
+        classes declare the fields of a message."""
+        if self._method_spans is None:
+            self._method_spans = defaultdict(list)
+            for sym, (fn, _) in self.g.functions.items():
+                if sym.startswith("sym:py:"):
+                    self._method_spans[sym.rsplit(".", 1)[0]].append((fn.span.line, fn.span.end_line or fn.span.line))
+        line = decl.span.line
+        return any(start <= line <= end for start, end in self._method_spans.get(owner, ()))
 
     def key_readers(self) -> list[Schema]:
         """Python code that reads at least two keys of one decoded body by subscript or
@@ -412,6 +482,10 @@ class _Builder:
                 if wanted.isdisjoint(keys):
                     continue
                 lang = "go" if self.g.lang.get(path) == "go" else "python"
+                added = self._keys_added(path, function, at) if function is not None else {}
+                if sub.get("open") or added is None:
+                    continue  # keys the code adds that cannot be read: it may well send the timeout
+                keys.update(added)
                 found[where] = Payload(lang, path, Location(path, at[0], at[1]), function, keys, set(keys))
             elif k == "obj" and sub.get("type") in types:
                 schema = types[sub["type"]]
@@ -419,6 +493,7 @@ class _Builder:
                 by_name = {f.sym.rsplit(".", 1)[-1]: f for f in schema.fields.values()}
                 keys: dict[str, Expr | None] = {}
                 omitted = set()
+                fields = {**self._fields_set_after(path, function, at, sub["type"]), **fields}
                 for name, f in by_name.items():
                     if name in fields:
                         keys[f.key] = fields[name]

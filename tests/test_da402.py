@@ -97,3 +97,26 @@ def test_a_cadence_field_that_falls_back_is_not_a_timeout():
     # workflow-samples tree, where "the operation runs under 200 ms" was reported).
     result = analyse("da402_cadence")
     assert rule_findings(result, "DA402") == [("DA402", "da402_cadence/cmd/submit/main.go", 21)]
+
+
+def test_payloads_built_up_after_the_literal_and_objects_that_are_not_messages():
+    # fixtures/da402_built_up: the portal sends the indexer's IndexJob (a dataclass) as JSON
+    # dicts; the indexer's Worker is a plain class whose state is stored as a hash; ops
+    # sends the agent's Job (Go) as a struct or a map, then sets fields on it
+    result = analyse("da402_built_up")
+    assert rule_findings(result, "DA402") == [
+        ("DA402", "da402_built_up/ops/internal/agentclient/client.go", 36),  # sets Priority, not TimeoutSec
+        ("DA402", "da402_built_up/ops/internal/agentclient/client.go", 59),  # adds "priority" to the map
+        ("DA402", "da402_built_up/portal/portal/dispatch.py", 9),  # never sends timeout_s
+        ("DA402", "da402_built_up/portal/portal/dispatch.py", 14),  # adds a key, not timeout_s
+    ]
+    # Go negatives: `j.TimeoutSec = budgetSec` after `&job{…}` (client.go:43) and
+    # `body["timeout_sec"] = budgetSec` after the map literal (client.go:52)
+    # negatives: timeout_s set after the literal by subscript (:20, under an `if`),
+    # `update(timeout_s=…)` (:27), `update({…})` (:33), `setdefault` (:39), `**defaults`
+    # spread into the literal (:45); the worker's serialize() and the portal's announce()
+    # share keys with Worker, whose fields are `self.x = …` state, not a message
+    f = finding_at(result, "DA402", "portal/portal/dispatch.py", 9)
+    assert "without `timeout_s`" in f.message and "2 min" in f.message
+    assert [rel(r.location) for r in f.related] == [
+        ("da402_built_up/indexer/indexer/jobs.py", 14), ("da402_built_up/indexer/indexer/jobs.py", 10)]

@@ -19,6 +19,9 @@ its position. What the expression language cannot hold is a guarded assignment:
   map literal with string keys (`map[string]any{"type": "backup", "timeout_seconds": 600}`):
   a wire payload candidate, as a Python dict literal is.
 
+- `FunctionFact.markers += {"m": "key_set", "name": local, "key": k, "line", "col"}` for
+  `body["timeout_seconds"] = t`: a key a map payload gets after its literal.
+
 `assign` is the position of the guarded assignment (the extractor's `Binding` there holds
 the bound / default value with its full expression); `ret` is the index of the guarded
 `return` among the function's own returns (`FunctionFact.returns`, source order).
@@ -42,6 +45,12 @@ _QUERIES = {
     """,
     "wire.switches": "(expression_switch_statement value: (_) @subject) @switch",
     "wire.maps": "(composite_literal type: (map_type) body: (literal_value) @body) @lit",
+    # `body["timeout_seconds"] = t` after a map literal: a key the payload gets later
+    "wire.key_sets": """
+        (assignment_statement
+            left: (expression_list . (index_expression operand: (identifier) @name
+                                                       index: (interpreted_string_literal) @key) .)) @assign
+    """,
 }
 _ZERO = {"0", '""', "0.0"}
 
@@ -58,6 +67,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         _cases(tree, ctx)
     if b"map[string]" in source:
         _map_payloads(tree, ctx)
+        _key_sets(tree, ctx)
     orders: dict[int, list[int]] = {}  # function node id → start bytes of its valued returns
     for caps in tree.matches("wire.ifs"):
         node, cond, body = caps["if"][0], caps["cond"][0], caps["body"][0]
@@ -131,6 +141,19 @@ def _map_payloads(tree: Any, ctx: GoMarkContext) -> None:
         if len(items) >= 2:
             line, col = ctx.at(lit)
             fn.markers.append({"m": "payload", "items": items, "line": line, "col": col})
+
+
+def _key_sets(tree: Any, ctx: GoMarkContext) -> None:
+    for caps in tree.matches("wire.key_sets"):
+        node = caps["assign"][0]
+        if ctx.text(node.child_by_field_name("operator") or node).strip() not in ("=", ""):
+            continue
+        fn = ctx.function_at(node)
+        if fn is None:
+            continue
+        line, col = ctx.at(node)
+        fn.markers.append({"m": "key_set", "name": ctx.text(caps["name"][0]), "key": ctx.text(caps["key"][0])[1:-1],
+                           "line": line, "col": col})
 
 
 def _value(node: Any, ctx: GoMarkContext, fn, depth: int = 0) -> dict:

@@ -378,16 +378,23 @@ class ExprMixin:
     def _dict(self, node: cst.Dict) -> Expr:
         span = self.pos("dict", node)
         items: list[list[Any]] = []  # [key, value]: a list, so that no user key reads as an Expr field
+        open_keys = False  # `**other` or a computed key: keys this literal may hold besides `items`
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 key = self.expr(element.key)
                 value = self.expr(element.value)
                 if key.get("k") == "str":
                     items.append([key["v"], value])
+                else:
+                    open_keys = True
             else:
                 self.expr(element.value)
+                open_keys = True
         if len(items) >= 2:  # a payload candidate (DA401-DA403 wire links)
-            return {"k": "dict", "items": items, "at": [span.line, span.column]}
+            expr: Expr = {"k": "dict", "items": items, "at": [span.line, span.column]}
+            if open_keys:
+                expr["open"] = True
+            return expr
         return unknown("Dict")
 
     def _comprehension(self, node: Any) -> Expr:

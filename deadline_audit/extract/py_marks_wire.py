@@ -10,6 +10,9 @@ expression language holds them. What it cannot hold is a guarded assignment:
   "none", "line", "col", "assign": [line, col]}` for `if x <= 0: x = D`, `if not x: x = D`,
   `if x is None: x = D`.
 
+- `FunctionFact.markers += {"m": "key_set", "name": local, "key": k, "line", "col"}` for
+  `body["timeout_s"] = …`: a key a dict payload gets after its literal.
+
 `assign` is the position of the guarded assignment: the extractor's `Binding` there names
 the clamped symbol and holds the bound / default with its full expression.
 """
@@ -59,6 +62,12 @@ def register(ctx: MarkContext, walker: Walker):
 
     def on_assign(n: ast.Assign) -> None:
         v = n.value
+        for target in n.targets:
+            key = _key_set(target)
+            if key is not None:
+                found.append((function_at(n.lineno, n.col_offset + 1),
+                              {"m": "key_set", "name": key[0], "key": key[1], "line": n.lineno,
+                               "col": n.col_offset + 1}))
         if v.__class__ is not ast.IfExp or len(n.targets) != 1 or v.test.__class__ is not ast.Compare:
             return
         target = ast.unparse(n.targets[0])
@@ -86,6 +95,16 @@ def register(ctx: MarkContext, walker: Walker):
                 fn.markers.append(marker)
 
     return finish
+
+
+def _key_set(target: ast.expr) -> tuple[str, str] | None:
+    """`body["timeout_s"] = …`: (the local's name, the key)."""
+    if target.__class__ is not ast.Subscript or target.value.__class__ is not ast.Name:
+        return None
+    key = target.slice
+    if key.__class__ is not ast.Constant or not isinstance(key.value, str):
+        return None
+    return target.value.id, key.value
 
 
 def _classify(test: ast.expr, target: str, value: str) -> dict | None:
