@@ -47,7 +47,8 @@ def test_go_single_server_fallback_when_the_mux_is_not_resolvable():
 def test_go_correct_shapes_are_silent():
     # a handler that lifts its deadline, non-streaming handlers, WriteTimeout: 0, a blocking
     # client with a total timeout, a streaming client with phase timeouts only, a
-    # WithTimeout in a function that does not stream
+    # WithTimeout in a function that does not stream, a WithTimeout around NATS JetStream's
+    # `js.Stream(ctx, name)` (a lookup of a stream resource, not a streamed read)
     assert da102(analyse("da102/go_negatives")) == []
 
 
