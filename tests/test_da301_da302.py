@@ -106,7 +106,8 @@ def test_da302_python_shapes():
     # ConnectTimeout, PoolTimeout, requests.ConnectTimeout, httpx.TimeoutException recorded
     # as in doubt after a log line saying "failed", Celery's SoftTimeLimitExceeded, a log
     # event named "payment_failed", `if not isinstance(exc, TimeoutError)`, a timed-out
-    # wait for a semaphore permit before the capture was sent.
+    # wait for a semaphore permit before the capture was sent; a feed link's own
+    # ConnectionState.FAILED after a connect timeout (acquirer_link.py: a connection's state).
     result = analyse("da302/py")
     assert rule_findings(result, "DA302") == [
         ("DA302", "da302/py/payments/acquirer.py", 28),

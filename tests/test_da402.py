@@ -115,8 +115,9 @@ def test_payloads_built_up_after_the_literal_and_objects_that_are_not_messages()
     # negatives: timeout_s set after the literal by subscript (:20, under an `if`),
     # `update(timeout_s=…)` (:27), `update({…})` (:33), `setdefault` (:39), `**defaults`
     # spread into the literal (:45); the worker's serialize() and the portal's announce()
-    # share keys with Worker, whose fields are `self.x = …` state, not a message
+    # share keys with Worker, whose fields are `self.x = …` state, not a message; no payload
+    # sends buffer_seconds, which falls back to 0.5 s, but a buffer is a size, not a budget
     f = finding_at(result, "DA402", "portal/portal/dispatch.py", 9)
     assert "without `timeout_s`" in f.message and "2 min" in f.message
     assert [rel(r.location) for r in f.related] == [
-        ("da402_built_up/indexer/indexer/jobs.py", 14), ("da402_built_up/indexer/indexer/jobs.py", 10)]
+        ("da402_built_up/indexer/indexer/jobs.py", 15), ("da402_built_up/indexer/indexer/jobs.py", 10)]

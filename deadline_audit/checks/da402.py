@@ -35,7 +35,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     found = w.analyse(graph)
     reported: set[tuple[str, int, str]] = set()
     fed = {sym for fb in found.fallbacks for sym in fb.fed_by}
-    cadence = tuple(graph.catalog.file("wire").get("wire", {}).get("cadence_words", ()))
+    spec = graph.catalog.file("wire").get("wire", {})
+    cadence = tuple(spec.get("cadence_words", ())) + tuple(spec.get("measure_words", ()))  # no budgets
     for link in found.links:
         p, s = link.payload, link.schema
         for key in sorted(s.fields):
