@@ -46,7 +46,7 @@ def _go(graph: TimeoutGraph, writes: TerminalWrites) -> Iterable[Finding]:
         if done is not None and origin.kind != "detached":
             yield _go_finding(graph, writes, call, path, origin, done)
             continue
-        if origin.kind == "deadline" and not _bounds_work(graph, writes, origin, call):
+        if origin.kind == "deadline" and not _bounds_work(graph, writes, origin, call, ctx_expr):
             continue
         if origin.kind not in ("request", "deadline"):
             continue
@@ -96,29 +96,62 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, write: CallFact) -> bool:
-    """Is the deadline context also handed to work (a call that is not a terminal write
-    nor a context derivation) in the function that created it?"""
+def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, write: CallFact,
+                 ctx_expr: Expr | None = None) -> bool:
+    """Is the deadline context also handed to work (a call that is not a terminal write nor
+    a context derivation) after the deadline was made, in the function that made it, or,
+    before the write, in the write's own function? A helper that builds a fresh deadline
+    context for the write alone (`ctx, cancel := newRPCContext(…)` then only the write) is
+    the write's own bound, not the work's."""
     if not origin.bound_sym or not origin.bound_in:
         return False
+    made_at = _deadline_line(origin)
     owners = [origin.bound_in, *graph.closures.get(origin.bound_in, ())]
+    if _hands_on(graph, writes, owners, origin.bound_sym, write, lambda owner, line: owner != origin.bound_in
+                 or made_at is None or line >= made_at):
+        return True
+    local = ctx_expr.get("sym") if isinstance(ctx_expr, dict) and ctx_expr.get("k") == "ref" else None
+    if local and local != origin.bound_sym and write.function and write.function != origin.bound_in:
+        # from the statement that bound the deadline context to `local`, up to the write
+        bound = [b.span.end_line for b, _ in graph.bindings.get(local, ())
+                 if b.function == write.function and b.span.line <= write.span.line]
+        after = max(bound, default=0)
+        mine = [write.function, *graph.closures.get(write.function, ())]
+        return _hands_on(graph, writes, mine, local, write, lambda owner, line: after < line < write.span.line)
+    return False
+
+
+def _hands_on(graph: TimeoutGraph, writes: TerminalWrites, owners: list[str], sym: str, write: CallFact,
+              counts) -> bool:
+    """Does a call in `owners` (where `counts(owner, line)`) pass `sym` to work?"""
     for owner in owners:
         for call, cpath in graph.calls_in.get(owner, ()):
             if call is write or call.callee.get("k") == "ext" and call.callee["name"].startswith("context."):
                 continue
-            if any(uses_symbol(a, origin.bound_sym) for a in call.args) and not writes.is_terminal(call, cpath):
+            if counts(owner, call.span.line) and any(uses_symbol(a, sym) for a in call.args) \
+                    and not writes.is_terminal(call, cpath):
                 return True
     # work through external calls the facts keep only as values:
     # `req, _ := http.NewRequestWithContext(ctx, …)`
     for owner in owners:
         for _, b, _ in graph.bindings_by_function().get(owner, ()):
-            if b.expr.get("k") == "call" and b.span.line != write.span.line:
+            if b.expr.get("k") == "call" and b.span.line != write.span.line and counts(owner, b.span.line):
                 fn = b.expr.get("fn") or {}
                 name = fn.get("name") or fn.get("sym") or ""
                 if not str(name).startswith("context.") and \
-                        any(uses_symbol(a, origin.bound_sym) for a in b.expr.get("args") or ()):
+                        any(uses_symbol(a, sym) for a in b.expr.get("args") or ()):
                     return True
     return False
+
+
+def _deadline_line(origin: Origin) -> int | None:
+    """The line of the deadline that made the context (`site:<path>:<line>:<col>`)."""
+    if not origin.deadlines:
+        return None
+    try:
+        return int(origin.deadlines[0].rsplit(":", 2)[1])
+    except (IndexError, ValueError):
+        return None
 
 
 def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, path: str, origin: Origin,
