@@ -42,6 +42,7 @@ class Origin:
     deadlines: tuple[str, ...] = ()  # site ids of context deadlines on the path, root first
     bound_sym: str | None = None  # deadline roots: the variable holding the deadline context
     bound_in: str | None = None  # …and the function that created it
+    bound_line: int = 0  # …and the last line of the statement that bound it there
     via: tuple[tuple[str, int, int], ...] = ()  # calls whose argument carried the context
 
     def then(self, label: str, location: Location | None) -> "Origin":
@@ -256,7 +257,7 @@ class ContextFlow:
                 b, p = max(mine, key=lambda bp: (bp[0].span.line, bp[0].span.column))
                 found = self._origin(b.expr, _Use(p, b.function, b.span.line), depth + 1, seen)
                 if found.kind == "deadline" and found.bound_sym is None:
-                    found = replace(found, bound_sym=sym, bound_in=owner)
+                    found = replace(found, bound_sym=sym, bound_in=owner, bound_line=b.span.end_line)
                 return found.then(f"{_short(sym)} :=", Location(p, b.span.line, b.span.column))
             if decl.kind != "param":
                 return UNKNOWN

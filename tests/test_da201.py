@@ -43,7 +43,10 @@ def test_go_shapes():
         ("DA201", "da201/go/worker/executor.go", 30),
     ]
     # silent too: reports.go:38/40, a fresh deadline context that a helper builds for the
-    # write alone (the helper tags its parent first, which is no work under the deadline)
+    # write alone (the helper tags its parent first, which is no work under the deadline);
+    # reports.go:71, a wrapper bounding the one call it wraps (the helper returns
+    # `context.WithTimeout(…)` itself, and the wrapper's only other use of ctx is the
+    # argument that builds it)
     field = at(result, "api/jobs.go", 35)
     assert [rel(r.location) for r in field.related] == [
         ("da201/go/api/jobs.go", 46), ("da201/go/cmd/server/main.go", 15)]

@@ -13,7 +13,8 @@ def test_da301_go_shapes():
     # Silent: the admission classifier defaulting to unknown, a lone `if err != nil`,
     # an HTTP status -> message mapper, a log-level mapper, a local process status
     # switch defaulting to "exited", a ladder ending in JobUnknown, a mapper of statuses
-    # to kinds of error (all of them failures).
+    # to kinds of error (all of them failures), mappers into enums of failure causes
+    # (taskcause/cause.go: `TaskFailedCauseTimeout` says why it failed, not whether).
     result = analyse("da301/go")
     assert rule_findings(result, "DA301") == [
         ("DA301", "da301/go/backup/backup.go", 36),

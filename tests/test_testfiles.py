@@ -127,3 +127,14 @@ def test_wiring_rules_ask_the_project_relative_question(tmp_path):
 
     assert lines(here, copy) == lines(there, FIXTURES / "da402")
     assert len(lines(here, copy)) == 8
+
+
+def test_test_suites_in_folders_named_for_tests(tmp_path):
+    # Go test suites kept outside _test.go files, in a folder named for them
+    from deadline_audit.catalog import load_catalog
+    from deadline_audit.testfiles import TestFiles
+
+    tests = TestFiles(load_catalog(), tmp_path)
+    assert tests.holds(tmp_path / "common" / "persistence" / "persistence-tests" / "executionManagerTest.go")
+    assert tests.holds(tmp_path / "integration_tests" / "flow.py")
+    assert not tests.holds(tmp_path / "common" / "persistence" / "execution_manager.go")

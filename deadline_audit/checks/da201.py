@@ -105,10 +105,9 @@ def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, wr
     the write's own bound, not the work's."""
     if not origin.bound_sym or not origin.bound_in:
         return False
-    made_at = _deadline_line(origin)
     owners = [origin.bound_in, *graph.closures.get(origin.bound_in, ())]
-    if _hands_on(graph, writes, owners, origin.bound_sym, write, lambda owner, line: owner != origin.bound_in
-                 or made_at is None or line >= made_at):
+    if _hands_on(graph, writes, owners, origin.bound_sym, write,
+                 lambda owner, line: owner != origin.bound_in or line > origin.bound_line):
         return True
     local = ctx_expr.get("sym") if isinstance(ctx_expr, dict) and ctx_expr.get("k") == "ref" else None
     if local and local != origin.bound_sym and write.function and write.function != origin.bound_in:
@@ -142,16 +141,6 @@ def _hands_on(graph: TimeoutGraph, writes: TerminalWrites, owners: list[str], sy
                         any(uses_symbol(a, sym) for a in b.expr.get("args") or ()):
                     return True
     return False
-
-
-def _deadline_line(origin: Origin) -> int | None:
-    """The line of the deadline that made the context (`site:<path>:<line>:<col>`)."""
-    if not origin.deadlines:
-        return None
-    try:
-        return int(origin.deadlines[0].rsplit(":", 2)[1])
-    except (IndexError, ValueError):
-        return None
 
 
 def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, path: str, origin: Origin,

@@ -53,8 +53,10 @@ def _fallback_failure(oc: Outcomes, c: Classifier):
     distinct = {s.key for s, _ in states} | {fb[0].key}
     if len(states) < 2 or len(distinct) < 2:
         return None
-    if all(s.kind == "failed" for s, _ in states):
-        return None  # kinds of error (`"invalid_request_error"`, …), not outcomes of work
+    if all(s.kind == "failed" or oc.names_failure(s.name) for s, _ in states):
+        # kinds of error (`"invalid_request_error"`, …) or causes of a failure
+        # (`GetTaskFailedCauseTimeout`, `TimeoutError`): why it failed, not whether
+        return None
     if not oc.in_scope(c, [s for s, _ in states] + [fb[0]]):
         return None
     branch = fallbacks[-1]

@@ -216,6 +216,11 @@ class Outcomes:
             return "failed"
         return "other"
 
+    def names_failure(self, name: str) -> bool:
+        """The name holds a failure word, whatever else it holds (`FAILED_CAUSE_TIMEOUT`)."""
+        toks = tuple(tokens(name))
+        return any(_contains(toks, w) for w in self.failure)
+
     def _named_state(self, member: str) -> bool:
         return self.kind_of(member) != "other"
 
