@@ -44,7 +44,10 @@ def test_go_shapes():
     ]
     # silent too: reports.go:38/40, a fresh deadline context that a helper builds for the
     # write alone (the helper tags its parent first, which is no work under the deadline);
-    # reports.go:71, a wrapper bounding the one call it wraps (the helper returns
+    # reports.go:60/62, two writes (their results assigned) under a context made for them;
+    # reports.go:72, a write followed by a notification under the same bound (what runs
+    # after the write is no work it waits behind); reports.go:101, a wrapper bounding the
+    # one call it wraps (the helper returns
     # `context.WithTimeout(…)` itself, and the wrapper's only other use of ctx is the
     # argument that builds it)
     field = at(result, "api/jobs.go", 35)

@@ -99,15 +99,19 @@ def _same(a, b) -> bool:
 def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, write: CallFact,
                  ctx_expr: Expr | None = None) -> bool:
     """Is the deadline context also handed to work (a call that is not a terminal write nor
-    a context derivation) after the deadline was made, in the function that made it, or,
-    before the write, in the write's own function? A helper that builds a fresh deadline
+    a context derivation) after the deadline was made, in the function that made it (before
+    the write when the write is there too), or, before the write, in the write's own
+    function? A helper that builds a fresh deadline
     context for the write alone (`ctx, cancel := newRPCContext(…)` then only the write) is
     the write's own bound, not the work's."""
     if not origin.bound_sym or not origin.bound_in:
         return False
     owners = [origin.bound_in, *graph.closures.get(origin.bound_in, ())]
+    # in the write's own body, work comes before the write (a deferred write runs last)
+    before = write.function == origin.bound_in and not write.in_defer
     if _hands_on(graph, writes, owners, origin.bound_sym, write,
-                 lambda owner, line: owner != origin.bound_in or line > origin.bound_line):
+                 lambda owner, line: owner != origin.bound_in or origin.bound_line < line
+                 and (not before or line < write.span.line)):
         return True
     local = ctx_expr.get("sym") if isinstance(ctx_expr, dict) and ctx_expr.get("k") == "ref" else None
     if local and local != origin.bound_sym and write.function and write.function != origin.bound_in:
@@ -123,18 +127,20 @@ def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, wr
 def _hands_on(graph: TimeoutGraph, writes: TerminalWrites, owners: list[str], sym: str, write: CallFact,
               counts) -> bool:
     """Does a call in `owners` (where `counts(owner, line)`) pass `sym` to work?"""
+    written_at = {write.span.line}  # lines of terminal writes: their bindings are no work either
     for owner in owners:
         for call, cpath in graph.calls_in.get(owner, ()):
             if call is write or call.callee.get("k") == "ext" and call.callee["name"].startswith("context."):
                 continue
-            if counts(owner, call.span.line) and any(uses_symbol(a, sym) for a in call.args) \
-                    and not writes.is_terminal(call, cpath):
-                return True
+            if counts(owner, call.span.line) and any(uses_symbol(a, sym) for a in call.args):
+                if not writes.is_terminal(call, cpath):
+                    return True
+                written_at.add(call.span.line)
     # work through external calls the facts keep only as values:
     # `req, _ := http.NewRequestWithContext(ctx, …)`
     for owner in owners:
         for _, b, _ in graph.bindings_by_function().get(owner, ()):
-            if b.expr.get("k") == "call" and b.span.line != write.span.line and counts(owner, b.span.line):
+            if b.expr.get("k") == "call" and b.span.line not in written_at and counts(owner, b.span.line):
                 fn = b.expr.get("fn") or {}
                 name = fn.get("name") or fn.get("sym") or ""
                 if not str(name).startswith("context.") and \
