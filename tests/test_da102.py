@@ -48,7 +48,8 @@ def test_go_correct_shapes_are_silent():
     # a handler that lifts its deadline, non-streaming handlers, WriteTimeout: 0, a blocking
     # client with a total timeout, a streaming client with phase timeouts only, a
     # WithTimeout in a function that does not stream, a WithTimeout around NATS JetStream's
-    # `js.Stream(ctx, name)` (a lookup of a stream resource, not a streamed read)
+    # `js.Stream(ctx, name)` (a lookup of a stream resource, not a streamed read), a
+    # WithTimeout made after a stream's Recv failed (replication/pump.go: not over the read)
     assert da102(analyse("da102/go_negatives")) == []
 
 

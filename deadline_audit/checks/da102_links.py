@@ -468,7 +468,9 @@ def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> l
     methods = set(graph.catalog.table("go", "streaming").get("methods", ()))
     for call, call_path in graph.calls_in.get(site.function, ()):
         name = call.callee.get("name")
-        if call.callee.get("k") == "method" and name in methods:
+        # a read made before the deadline exists is not under it
+        after = (call.span.line, call.span.column) > (site.span.line, site.span.column)
+        if call.callee.get("k") == "method" and name in methods and after:
             found.append(Stream(name, f"a streamed call ({name}) in the same function", call_path,
                                 call.span.line, call.span.column))
     return found
