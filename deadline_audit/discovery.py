@@ -8,7 +8,8 @@ Rules (SPEC §3, §9):
   including those of parent directories up to the repository root) — except for env
   files, see `_is_gitignored`;
 - directories never entered: vendor/, node_modules/, .git/, testdata/, the cache,
-  virtualenvs and tool caches; config `include`/`exclude` globs (relative to the config
+  virtualenvs, tool caches and editor settings (.vscode/, .idea/); lockfiles
+  (package-lock.json, pnpm-lock.yaml) are not inputs; config `include`/`exclude` globs (relative to the config
   root) filter what is left;
 - a file larger than `max-file-size`, a binary file (NUL byte in its first 8 KiB), text
   that is not UTF-8 and an unreadable file are reported as `InputError`s and skipped;
@@ -48,8 +49,13 @@ SKIP_DIRS = frozenset(
         ".pytest_cache",
         ".ruff_cache",
         ".hypothesis",
+        ".vscode",  # editor settings (JSON with comments), never the project's configuration
+        ".idea",
     }
 )
+# Machine-written dependency pins: YAML/JSON by name, never configuration, and large
+# (a pnpm lockfile trips the YAML alias-bomb guard).
+LOCKFILES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml"})
 BINARY_SNIFF_BYTES = 8192
 
 _SUFFIX_KINDS = {
@@ -77,6 +83,8 @@ def file_kind(name: str) -> str | None:
     """The input kind of a file name, or None when it is not an input."""
     if name == "go.mod":
         return "gomod"
+    if name in LOCKFILES:
+        return None
     if name == ".env" or name.startswith(".env.") or (name.endswith(".env") and len(name) > 4):
         return "env"
     return _SUFFIX_KINDS.get(os.path.splitext(name)[1].lower())

@@ -81,6 +81,8 @@ def test_go_before_1_21_nil_done_type_detaches_and_fix_avoids_without_cancel():
 def test_python_shapes():
     # (a) under asyncio.timeout after the work; (a) in the coroutine given to wait_for;
     # (b) anyio finally without shield; (b) a StreamingResponse body catching CancelledError.
+    # Silent: anyio_worker.py:49, a local `_finalize_result(await run_task)` whose body awaits
+    # a hook, then a callback parameter (an operation, not a write).
     result = analyse("da201/py")
     assert da201_findings(result) == [
         ("DA201", "da201/py/jobs/anyio_worker.py", 18),

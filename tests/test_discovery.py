@@ -43,6 +43,9 @@ def tree(tmp_path, monkeypatch):
     write(root, "docs/picture.png", b"\x89PNG")
     write(root, ".deadline-audit-cache/x.json", "{}\n")
     write(root, ".venv/lib/site.py", "X = 1\n")
+    write(root, ".vscode/settings.json", '{\n  // editor settings\n  "a": 1,\n}\n')  # JSON with comments
+    write(root, "web/pnpm-lock.yaml", "lockfileVersion: '9.0'\n")
+    write(root, "web/package-lock.json", "{}\n")
     os.symlink(root / "svc", root / "svc" / "loop")  # a symlink loop
     outside = tmp_path / "outside"
     write(outside, "secret.py", "X = 1\n")
@@ -125,7 +128,8 @@ def test_paths_outside_cwd_are_absolute(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "name, kind",
     [(".env", "env"), (".env.local", "env"), ("prod.env", "env"), ("go.mod", "gomod"),
-     ("go.sum", None), ("pyproject.toml", "toml"), ("a.yml", "yaml"), ("x.txt", None), ("env", None)],
+     ("go.sum", None), ("pyproject.toml", "toml"), ("a.yml", "yaml"), ("x.txt", None), ("env", None),
+     ("pnpm-lock.yaml", None), ("package-lock.json", None), ("package.json", "json")],
 )
 def test_file_kind(name, kind):
     assert file_kind(name) == kind

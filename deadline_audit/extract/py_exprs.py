@@ -505,7 +505,10 @@ class ExprMixin:
                 result = unknown(text_of(func) + "(…)")
         kind = callee.get("k")
         fact = None
-        if kind in ("fnref", "method") or deferred or (kind == "ext" and ck is not None and ck.known):
+        # an awaited call of a callable value (`await on_done(result)`, a parameter or a
+        # local) is kept too: what a coroutine awaits, in order, decides what it is (DA201)
+        if kind in ("fnref", "method") or deferred or (kind == "ext" and ck is not None and ck.known) \
+                or (awaited and kind == "ref"):
             fact = CallFact(callee=callee, span=span, function=function, args=args, kw=kw, awaited=awaited)
             self.facts.calls.append(fact)
         if deferred:
