@@ -105,13 +105,14 @@ def test_payloads_built_up_after_the_literal_and_objects_that_are_not_messages()
     # sends the agent's Job (Go) as a struct or a map, then sets fields on it
     result = analyse("da402_built_up")
     assert rule_findings(result, "DA402") == [
-        ("DA402", "da402_built_up/ops/internal/agentclient/client.go", 36),  # sets Priority, not TimeoutSec
-        ("DA402", "da402_built_up/ops/internal/agentclient/client.go", 59),  # adds "priority" to the map
+        ("DA402", "da402_built_up/ops/internal/agentclient/client.go", 39),  # sets Priority, not TimeoutSec
+        ("DA402", "da402_built_up/ops/internal/agentclient/client.go", 62),  # adds "priority" to the map
         ("DA402", "da402_built_up/portal/portal/dispatch.py", 9),  # never sends timeout_s
         ("DA402", "da402_built_up/portal/portal/dispatch.py", 14),  # adds a key, not timeout_s
     ]
-    # Go negatives: `j.TimeoutSec = budgetSec` after `&job{…}` (client.go:43) and
-    # `body["timeout_sec"] = budgetSec` after the map literal (client.go:52)
+    # Go negatives: `j.TimeoutSec = budgetSec` after `&job{…}` (client.go:46) and
+    # `body["timeout_sec"] = budgetSec` after the map literal (client.go:55); no payload sends
+    # `progress`, whose Interval falls back to 1 s: a cadence inside the field, no budget
     # negatives: timeout_s set after the literal by subscript (:20, under an `if`),
     # `update(timeout_s=…)` (:27), `update({…})` (:33), `setdefault` (:39), `**defaults`
     # spread into the literal (:45); the worker's serialize() and the portal's announce()

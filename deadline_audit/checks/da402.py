@@ -47,6 +47,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             if sent is None:
                 continue
             for fb in found.fallbacks:
+                if _names_no_budget(fb.subject, cadence):
+                    continue  # `cfg.Sampling.Interval = 1 s`: a cadence inside the field sent
                 ctx = Ctx(fb.path, fn=fb.function)
                 trigger = "zero" if graph.lang.get(fb.path) == "go" else fb.trigger
                 if sent not in _FIRES.get(trigger, ()) or f.sym not in fb.fed_by or not w.applies(graph, fb, p, s):
@@ -68,6 +70,15 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                               [Related(f"fallback to {_minutes(default)}", fb.location),
                                Related(f"the receiving field `{key}`", f.location)])
                 break
+
+
+def _names_no_budget(subject: Expr | None, words: tuple[str, ...]) -> bool:
+    """The value that falls back is named as a cadence or a measure (its own name, the
+    last part of `x.Sampling.Interval`)."""
+    if not isinstance(subject, dict):
+        return False
+    name = subject.get("name") if subject.get("k") == "field" else str(subject.get("sym", "")).rsplit(".", 1)[-1]
+    return bool(name) and any(word in str(name).lower() for word in words)
 
 
 def _what_is_sent(graph: TimeoutGraph, p: w.Payload, key: str) -> str | None:
