@@ -138,3 +138,12 @@ def test_test_suites_in_folders_named_for_tests(tmp_path):
     assert tests.holds(tmp_path / "common" / "persistence" / "persistence-tests" / "executionManagerTest.go")
     assert tests.holds(tmp_path / "integration_tests" / "flow.py")
     assert not tests.holds(tmp_path / "common" / "persistence" / "execution_manager.go")
+
+
+def test_env_files_for_tests_are_test_code(tmp_path):
+    from deadline_audit.catalog import load_catalog
+    from deadline_audit.testfiles import TestFiles
+
+    tests = TestFiles(load_catalog(), tmp_path)
+    assert tests.holds(tmp_path / ".env.test") and tests.holds(tmp_path / "svc" / ".env.testing")
+    assert not tests.holds(tmp_path / ".env") and not tests.holds(tmp_path / "deploy" / ".env.production")
