@@ -38,18 +38,18 @@ def test_go_shapes():
         ("DA201", "da201/go/api/jobs.go", 35),
         ("DA201", "da201/go/api/jobs.go", 56),
         ("DA201", "da201/go/grpcsvc/server.go", 19),
-        ("DA201", "da201/go/reports/reports.go", 49),  # a helper's deadline context, then work
-        ("DA201", "da201/go/reports/reports.go", 51),
+        ("DA201", "da201/go/reports/reports.go", 50),  # a helper's deadline context, then work
+        ("DA201", "da201/go/reports/reports.go", 52),
         ("DA201", "da201/go/worker/executor.go", 30),
     ]
-    # silent too: reports.go:38/40, a fresh deadline context that a helper builds for the
+    # silent too: reports.go:39/41, a fresh deadline context that a helper builds for the
     # write alone (the helper tags its parent first, which is no work under the deadline);
-    # reports.go:60/62, two writes (their results assigned) under a context made for them;
-    # reports.go:72, a write followed by a notification under the same bound (what runs
-    # after the write is no work it waits behind); reports.go:101, a wrapper bounding the
-    # one call it wraps (the helper returns
-    # `context.WithTimeout(…)` itself, and the wrapper's only other use of ctx is the
-    # argument that builds it)
+    # reports.go:61/63, two writes (their results assigned) under a context made for them;
+    # reports.go:73, a write followed by a notification under the same bound (what runs
+    # after the write is no work it waits behind); reports.go:91/93, two answers in
+    # branches, `RespondJobCanceled` a write too; reports.go:113, a wrapper bounding the
+    # one call it wraps (the helper returns `context.WithTimeout(…)` itself, and the
+    # wrapper's only other use of ctx is the argument that builds it)
     field = at(result, "api/jobs.go", 35)
     assert [rel(r.location) for r in field.related] == [
         ("da201/go/api/jobs.go", 46), ("da201/go/cmd/server/main.go", 15)]
