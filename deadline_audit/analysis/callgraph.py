@@ -130,7 +130,7 @@ class CallGraph:
                 return self.targets({"k": "method", "x": {"k": "ref", "sym": owner}, "name": name}, ctx, depth + 1)
             return ()
         if k == "method":
-            owner = g.type_of(callee.get("x"), ctx)
+            owner = g.type_of(callee.get("x"), ctx, depth + 1)
             if not owner:
                 return ()
             found = self.dispatch(_plain_type(owner), callee["name"])
