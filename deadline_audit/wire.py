@@ -373,11 +373,13 @@ class _Builder:
                 added.setdefault(m["key"], {"k": "unknown", "text": f"{name}[{m['key']!r}]"})
         if self.g.lang.get(path) == "go":
             return added
+        spec = self.g.catalog.file("wire").get("wire", {})
+        merges, defaults = set(spec.get("dict_merges", ())), set(spec.get("dict_defaults", ()))
         for call, _ in self.g.calls_in.get(function, ()):
             callee = call.callee
             if callee.get("k") != "method" or call.span.line < at[0] or (callee.get("x") or {}).get("sym") != sym:
                 continue
-            if callee.get("name") == "update":
+            if callee.get("name") in merges:
                 added.update({k: v for k, v in call.kw.items() if k not in added})
                 if call.args:
                     arg = call.args[0]
@@ -386,7 +388,7 @@ class _Builder:
                     for item in arg.get("items", ()):
                         if isinstance(item, list) and len(item) == 2:
                             added.setdefault(item[0], item[1])
-            elif callee.get("name") == "setdefault" and call.args and call.args[0].get("k") == "str":
+            elif callee.get("name") in defaults and call.args and call.args[0].get("k") == "str":
                 added.setdefault(call.args[0]["v"], call.args[1] if len(call.args) > 1 else {"k": "none"})
         return added
 

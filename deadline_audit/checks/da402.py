@@ -41,7 +41,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         p, s = link.payload, link.schema
         for key in sorted(s.fields):
             f = s.fields[key]
-            if f.sym not in fed or any(word in key.lower() for word in cadence):
+            if f.sym not in fed or _no_budget(key, cadence):
                 continue
             sent = _what_is_sent(graph, p, key)
             if sent is None:
@@ -78,7 +78,13 @@ def _names_no_budget(subject: Expr | None, words: tuple[str, ...]) -> bool:
     if not isinstance(subject, dict):
         return False
     name = subject.get("name") if subject.get("k") == "field" else str(subject.get("sym", "")).rsplit(".", 1)[-1]
-    return bool(name) and any(word in str(name).lower() for word in words)
+    return _no_budget(str(name or ""), words)
+
+
+def _no_budget(name: str, words: tuple[str, ...]) -> bool:
+    """A name holding a cadence or measure word (a word inside the name, any case)."""
+    low = name.lower()
+    return bool(low) and any(word in low for word in words)
 
 
 def _what_is_sent(graph: TimeoutGraph, p: w.Payload, key: str) -> str | None:
