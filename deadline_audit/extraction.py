@@ -16,6 +16,7 @@ from deadline_audit.config import Config
 from deadline_audit.discovery import SourceFile
 from deadline_audit.extract_cache import FactCache, is_light
 from deadline_audit.facts import FileFacts, InputProblem, from_json, to_json
+from deadline_audit.go_roots import infer_roots
 from deadline_audit.testfiles import TestFiles
 
 
@@ -42,13 +43,19 @@ def plan_jobs(files: list[SourceFile], tests: TestFiles | None = None) -> list[E
         if f.kind == "gomod":
             go_mods[f.path.parent] = _read_module_path(f.path)
     planned = []
+    module_dirs = {f.path: next((d for d in [f.path.parent, *f.path.parent.parents] if go_mods.get(d)), None)
+                   for f in files if f.kind == "go"}
+    inferred = infer_roots([path for path, d in module_dirs.items() if d is None])
     for f in files:
         if f.kind == "go":
-            module_dir = next((d for d in [f.path.parent, *f.path.parent.parents] if d in go_mods), None)
-            if module_dir is not None and go_mods[module_dir]:
+            module_dir = module_dirs[f.path]
+            if module_dir is not None:
                 rel = f.path.parent.relative_to(module_dir).as_posix()
                 import_path = go_mods[module_dir] if rel == "." else f"{go_mods[module_dir]}/{rel}"
                 planned.append(ExtractJob("go", f.path, f.display, import_path, go_mods[module_dir], f.size))
+            elif f.path.parent in inferred:  # no go.mod: the path its imports reveal (go_roots.py)
+                import_path, root = inferred[f.path.parent]
+                planned.append(ExtractJob("go", f.path, f.display, import_path, root, f.size))
             else:
                 planned.append(ExtractJob("go", f.path, f.display, f.path.parent.name, None, f.size))
         elif f.kind == "python":

@@ -69,6 +69,12 @@ class Span:
     end_column: int
 
 
+# Go scalar types a struct embeds only to decode them its own way (`type Duration
+# struct{ time.Duration }` with UnmarshalText): that embedded field holds the wrapper's value.
+WRAPPED_SCALARS = frozenset({"time.Duration", "string", "bool", "int", "int32", "int64", "uint", "uint32", "uint64",
+                             "float32", "float64"})
+
+
 @dataclass
 class SymbolDecl:
     """A declared symbol: const, var, field, param, local, func, method, type."""
@@ -80,7 +86,7 @@ class SymbolDecl:
     type_of: Expr | None = None  # when the type follows from an expr (`x := pkg.New()`)
     index: int | None = None  # parameter position
     tags: dict[str, str] = field(default_factory=dict)  # Go struct tags: {"json": "timeout", "env": "X"}
-    embedded: bool = False  # Go embedded field
+    embedded: bool = False  # Go embedded field (of a WRAPPED_SCALARS type: the wrapper's whole value)
 
 
 @dataclass

@@ -24,7 +24,8 @@ from deadline_audit.analysis.context import Ctx, Lease
 from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
-from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl, walk_exprs as _walk
+from deadline_audit.facts import (WRAPPED_SCALARS, Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl,
+                                  walk_exprs as _walk)
 from deadline_audit.findings import Layer, Location
 from deadline_audit.testfiles import TestFiles
 
@@ -325,6 +326,11 @@ class TimeoutGraph:
             return self._ref_value(expr["sym"], ctx, scenario, depth)
         if k == "field":
             sym = self.resolve_field(expr, ctx)
+            decl = self.decls.get(sym) if sym else None
+            if decl is not None and decl.embedded and decl.type in WRAPPED_SCALARS:
+                # `cfg.Exec.Timeout.Duration`: the scalar a decoding wrapper embeds is the
+                # wrapper's value (`type Duration struct{ time.Duration }`)
+                return self.value(expr.get("x"), ctx, scenario, depth)
             return self._ref_value(sym, ctx, scenario, depth) if sym else None
         if k == "env":
             name = self.value(expr.get("name"), ctx, scenario, depth)

@@ -22,9 +22,10 @@ as `not_terminal_methods`. All words live in `rules/catalog/terminal_writes.toml
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
-from deadline_audit.facts import CallFact, Expr
+from deadline_audit.facts import CallFact, Expr, walk_exprs
 
 if TYPE_CHECKING:  # the graph is optional: name-only use needs no graph
     from deadline_audit.graph import TimeoutGraph
@@ -82,6 +83,7 @@ class TerminalWrites:
         go = data.get("go", {})
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
+        self._readers = tuple(go.get("context_readers", ()))
         self.graph = graph
         self._writer: dict[str, bool] = {}
         self._name_shapes: dict[str, tuple | None] = {}
@@ -242,6 +244,8 @@ class TerminalWrites:
                     continue
                 if call.callee.get("k") == "ext" and call.callee.get("name") in self.derivations:
                     continue
+                if self.reads_context(call, cpath):
+                    continue
             elif not (fn.is_async and call.awaited):
                 continue
             relevant.append((call, cpath))
@@ -265,10 +269,39 @@ class TerminalWrites:
         params = self._ctx_params(fn)
         if not params:
             return False
-        calls = [c for owner in (fn_sym, *graph.closures.get(fn_sym, ())) for c, _ in graph.calls_in.get(owner, ())]
-        if any(c.callee.get("k") == "ext" and c.callee.get("name") in self.detaching for c in calls):
+        if self._detaches(fn_sym):
             return True
-        return not any(self._derives_from(a, fn_sym, params, 0) for c in calls for a in c.args[:1])
+        calls = [c for owner in (fn_sym, *graph.closures.get(fn_sym, ())) for c, _ in graph.calls_in.get(owner, ())]
+        return not any(self._derives_from(a, fn_sym, params, 0) for c in calls for a in c.args[:1]
+                       if not self.reads_context(c))
+
+    def reads_context(self, call: CallFact, path: str | None = None) -> bool:
+        """Go: a call that only reads from the context it is given: a logger or span kept
+        in it (catalog `context_readers`), or a program function whose one use of its ctx
+        is `ctx.Value(…)`. No cancellation reaches what it does."""
+        name = self.name_of(call)
+        if any(fnmatchcase(name, p) for p in self._readers):
+            return True
+        target = self._target(call, path) if path is not None else None
+        return target is not None and target in self.graph.functions and target not in self._active \
+            and self._reads_values(target) and self._discards_ctx(target) and not self._detaches(target)
+
+    def _reads_values(self, fn_sym: str) -> bool:
+        """Does the body call `ctx.Value(…)` (kept as a call, or only as the value it binds
+        or returns) on its ctx parameter?"""
+        graph = self.graph
+        fn, _ = graph.functions[fn_sym]
+        params = self._ctx_params(fn)
+        exprs = [{"k": "call", "fn": c.callee} for c, _ in graph.calls_in.get(fn_sym, ())]
+        exprs += [b.expr for _, b, _ in graph.bindings_by_function().get(fn_sym, ())] + list(fn.returns)
+        return any(sub.get("k") == "call" and (sub.get("fn") or {}).get("k") == "method"
+                   and sub["fn"].get("name") == "Value" and self._derives_from(sub["fn"].get("x"), fn_sym, params, 0)
+                   for e in exprs for sub in walk_exprs(e))
+
+    def _detaches(self, fn_sym: str) -> bool:
+        graph = self.graph
+        return any(c.callee.get("k") == "ext" and c.callee.get("name") in self.detaching
+                   for owner in (fn_sym, *graph.closures.get(fn_sym, ())) for c, _ in graph.calls_in.get(owner, ()))
 
     def _ctx_params(self, fn) -> set[str]:
         decls = self.graph.decls

@@ -792,38 +792,108 @@ def clamp_ctx(graph: TimeoutGraph, clamp: Clamp) -> Ctx:
 
 def feeders(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int = 0, seen: set | None = None,
             out: set | None = None) -> set[str]:
-    """The symbols that feed `expr`: what `mentions` looks for, collected once."""
+    """The symbols that feed `expr`: what `mentions` looks for, collected once. A field
+    read `p.F` of a local or parameter follows F only in what `p` is bound to (the
+    literal's F, the F of what a called function returns): the literal's other fields,
+    nested configs among them, feed other fields."""
     out = set() if out is None else out
     if not expr or depth > 6:
         return out
     seen = set() if seen is None else seen
-    for sub in _walk(expr):
+    stack: list = [expr]
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, list):
+            stack.extend(sub)
+            continue
+        if not isinstance(sub, dict):
+            continue
         k = sub.get("k")
-        read = read_of(graph, sub, ctx) if k in ("item", "call") else None
-        if read is not None:
-            out.add(f"key:{read[0]}#{read[1]}")
-        if k in ("ref", "field"):
-            sym = graph.resolve_sym(sub, ctx)
-            if not sym:
+        if k.__class__ is str:
+            read = read_of(graph, sub, ctx) if k in ("item", "call") else None
+            if read is not None:
+                out.add(f"key:{read[0]}#{read[1]}")
+            if k == "field" and _field_of_local(graph, sub, ctx, depth, seen, out):
                 continue
-            out.add(sym)
-            if sym in ctx.subst and ("arg", sym) not in seen:
-                seen.add(("arg", sym))
-                arg, arg_ctx = ctx.subst[sym]
-                feeders(graph, arg, arg_ctx, depth + 1, seen, out)
-            elif ctx.fn and sym.startswith(ctx.fn + ".") and sym not in seen:
-                seen.add(sym)
-                for b, _ in graph.bindings.get(sym, ())[:8]:
-                    feeders(graph, b.expr, ctx, depth + 1, seen, out)
-        elif k == "call":
-            callee = graph.resolve_callee(sub.get("fn"), ctx)
-            if callee and callee not in seen:
-                seen.add(callee)
-                fn, path = graph.functions[callee]
-                inner = Ctx(path, fn=callee)
-                for r in fn.returns:
-                    feeders(graph, r, inner, depth + 1, seen, out)
+            if k in ("ref", "field"):
+                sym = graph.resolve_sym(sub, ctx)
+                if sym:
+                    out.add(sym)
+                    if sym in ctx.subst and ("arg", sym) not in seen:
+                        seen.add(("arg", sym))
+                        arg, arg_ctx = ctx.subst[sym]
+                        feeders(graph, arg, arg_ctx, depth + 1, seen, out)
+                    elif ctx.fn and sym.startswith(ctx.fn + ".") and sym not in seen:
+                        seen.add(sym)
+                        for b, _ in graph.bindings.get(sym, ())[:8]:
+                            feeders(graph, b.expr, ctx, depth + 1, seen, out)
+            elif k == "call":
+                callee = graph.resolve_callee(sub.get("fn"), ctx)
+                if callee and callee not in seen:
+                    seen.add(callee)
+                    fn, path = graph.functions[callee]
+                    inner = Ctx(path, fn=callee)
+                    for r in fn.returns:
+                        feeders(graph, r, inner, depth + 1, seen, out)
+        for value in sub.values():
+            if isinstance(value, (dict, list)):
+                stack.append(value)
     return out
+
+
+def _field_of_local(graph: TimeoutGraph, field: Expr, ctx: Ctx, depth: int, seen: set, out: set) -> bool:
+    """`p.F` where `p` is a local or parameter: its symbol, and what feeds F in what `p`
+    is bound to. False when `p` is anything else (the caller walks it as before)."""
+    base, name = field.get("x"), field.get("name")
+    if not isinstance(base, dict) or base.get("k") != "ref" or not name:
+        return False
+    base_sym = graph.resolve_sym(base, ctx)
+    if not base_sym or not (base_sym in ctx.subst or ctx.fn and base_sym.startswith(ctx.fn + ".")):
+        return False
+    sym = graph.resolve_sym(field, ctx)
+    if sym:
+        out.add(sym)
+    out.add(base_sym)
+    key = ("field", base_sym, name)
+    if key in seen:
+        return True
+    seen.add(key)
+    if base_sym in ctx.subst:
+        arg, arg_ctx = ctx.subst[base_sym]
+        _field_in(graph, arg, name, arg_ctx, depth + 1, seen, out)
+    else:
+        for b, _ in graph.bindings.get(base_sym, ())[:8]:
+            _field_in(graph, b.expr, name, ctx, depth + 1, seen, out)
+    return True
+
+
+def _field_in(graph: TimeoutGraph, value: Expr | None, name: str, ctx: Ctx, depth: int, seen: set, out: set) -> None:
+    """What feeds field `name` of `value`: a literal's own field, through locals and the
+    returns of program functions; any other value as a whole."""
+    if not isinstance(value, dict) or depth > 6:
+        return
+    k = value.get("k")
+    if k == "obj":
+        fields = value.get("fields") or {}
+        if name in fields:
+            feeders(graph, fields[name], ctx, depth + 1, seen, out)
+        return
+    if k == "ref":
+        sym = graph.resolve_sym(value, ctx)
+        if sym and ctx.fn and sym.startswith(ctx.fn + ".") and ("field", sym, name) not in seen:
+            seen.add(("field", sym, name))
+            for b, _ in graph.bindings.get(sym, ())[:8]:
+                _field_in(graph, b.expr, name, ctx, depth + 1, seen, out)
+            return
+    if k == "call":
+        callee = graph.resolve_callee(value.get("fn"), ctx)
+        if callee and ("field", callee, name) not in seen:
+            seen.add(("field", callee, name))
+            fn, path = graph.functions[callee]
+            for r in fn.returns:
+                _field_in(graph, r, name, Ctx(path, fn=callee), depth + 1, seen, out)
+            return
+    feeders(graph, value, ctx, depth + 1, seen, out)
 
 
 def name_unit(name: str | None) -> str | None:

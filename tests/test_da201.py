@@ -76,6 +76,24 @@ def test_go_before_1_21_nil_done_type_detaches_and_fix_avoids_without_cancel():
     assert "context.Background()" in fix and "needs Go 1.21" in fix and "go 1.20" in fix
 
 
+def test_go_tree_without_go_mod():
+    # A dep-era tree: its packages import each other by full path (github.com/acme/conveyor/…)
+    # with no go.mod to say so. Flagged: a store method in another package called with the
+    # request's context; a helper (first use of its ctx: a logger kept in it) called with
+    # the deadline context inside that context's Done arm, through an interface declared in
+    # another file. Silent: Background, the parent context, a read.
+    result = analyse("da201/go_gopath")
+    assert da201_findings(result) == [
+        ("DA201", "da201/go_gopath/api/builds.go", 17),
+        ("DA201", "da201/go_gopath/step_run.go", 34),
+    ]
+    done = at(result, "step_run.go", 34)
+    assert "already done (inside its `case <-ctx.Done():` arm)" in done.message
+    assert [rel(r.location) for r in done.related][0] == ("da201/go_gopath/step_run.go", 32)
+    request = at(result, "api/builds.go", 17)
+    assert "Conclude records how the build ended under r.Context()" in request.message
+
+
 # -- Python shapes -----------------------------------------------------------------------
 
 def test_python_shapes():

@@ -122,3 +122,19 @@ def test_payloads_built_up_after_the_literal_and_objects_that_are_not_messages()
     assert "without `timeout_s`" in f.message and "2 min" in f.message
     assert [rel(r.location) for r in f.related] == [
         ("da402_built_up/indexer/indexer/jobs.py", 15), ("da402_built_up/indexer/indexer/jobs.py", 10)]
+
+
+def test_nested_structs_empty_literals_and_fields_of_a_whole_struct_parameter():
+    # fixtures/da402_nested (the shape of a real job scheduler): the executor falls back to
+    # the node's 10 min default when Spec.Timeout is 0. Flagged: a Spec built without
+    # Timeout (submit.go:16). Silent: `return model.Spec{}, err` and `&model.Job{}` filled by
+    # Unmarshal (zero values, not sends); a Job literal without Spec (the nested struct's own
+    # fields are judged where a Spec is built); the Resources literal handed to
+    # NewConfig(Params{…}) (its fields never feed Params.DefaultJobTimeout, although the
+    # whole Params value is bound to the parameter the fallback reads).
+    result = analyse("da402_nested")
+    assert rule_findings(result, "DA402") == [("DA402", "da402_nested/cli/submit.go", 16)]
+    f = finding_at(result, "DA402", "cli/submit.go", 16)
+    assert "without `timeout_seconds`" in f.message and "10 min" in f.message
+    assert [rel(r.location) for r in f.related] == [
+        ("da402_nested/node/executor.go", 17), ("da402_nested/model/job.go", 15)]

@@ -37,12 +37,15 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
     fed = {sym for fb in found.fallbacks for sym in fb.fed_by}
     spec = graph.catalog.file("wire").get("wire", {})
     cadence = tuple(spec.get("cadence_words", ())) + tuple(spec.get("measure_words", ()))  # no budgets
+    structs = {schema.type for schema in found.schemas}
     for link in found.links:
         p, s = link.payload, link.schema
+        if p.lang == "go" and all(v is None for v in p.keys.values()):
+            continue  # `&Job{}`, `return Spec{}, err`: a zero value to fill or a sentinel, not a send
         for key in sorted(s.fields):
             f = s.fields[key]
-            if f.sym not in fed or _no_budget(key, cadence):
-                continue
+            if f.sym not in fed or _no_budget(key, cadence) or f.type in structs and not f.duration:
+                continue  # a nested struct left out: its own timeout field is judged where it is built
             sent = _what_is_sent(graph, p, key)
             if sent is None:
                 continue

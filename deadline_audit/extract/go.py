@@ -54,6 +54,7 @@ class _GoFile(GoExprs, GoTypes):
         self.imports: dict[str, str] = {}
         self.types: set[str] = set()  # type names declared in this file
         self.struct_fields: dict[str, dict[str, str | None]] = {}  # qualified type → field → type
+        self.wrappers: set[str] = set()  # struct types that embed one scalar (go_types._WRAPPED)
         self.func_results: dict[str, str | None] = {}  # func name → result type
         self.signature_memo: dict[tuple[str, int], Any] = {}  # see GoTypes.result_type
         self.method_results: dict[str, dict[str, str | None]] = {}  # qualified type → method → result
@@ -84,8 +85,10 @@ class _GoFile(GoExprs, GoTypes):
         return {"k": "unknown", "text": t[:80], "at": self.at(node)}
 
     def is_module(self, ip: str) -> bool:
+        """Is this import path part of the program? This file's own package always is
+        (a tree without go.mod, written before modules, still has its own types)."""
         mp = self.module_path
-        return bool(mp) and (ip == mp or ip.startswith(mp + "/"))
+        return ip == self.ip or bool(mp) and (ip == mp or ip.startswith(mp + "/"))
 
     def qtype(self, node: Any) -> str | None:
         """Qualified type name of a type node, pointers/slices stripped."""
@@ -527,6 +530,9 @@ class _GoFile(GoExprs, GoTypes):
                 sym = "sym:go:" + ip + "." + fname
                 return sym, {"k": "ref", "sym": sym}, None
             ot = self.static_type(operand) or self.guess_new(operand)
+            if ot in self.wrappers and fname == self.struct_fields[ot].get(fname, "").rsplit(".", 1)[-1]:
+                # `c.Exec.Timeout.Duration = d` sets the wrapper `c.Exec.Timeout` itself
+                return self.target(operand, define, r)
             site_of = None
             if ot is not None and ot in self.cat.field_types and self.cat.field_sites(ot, fname):
                 site_of = (ot, fname, operand)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from deadline_audit.extract.go_text import parse_struct_tag, selector_parts, unquote
-from deadline_audit.facts import Binding
+from deadline_audit.facts import WRAPPED_SCALARS, Binding
 
 _BUILTIN_TYPES = frozenset(
     "bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune "
@@ -78,6 +78,8 @@ class GoTypes:
                     fields[self.text(n)] = qt
             elif qt:
                 fields[qt.rsplit(".", 1)[-1]] = qt
+                if qt in WRAPPED_SCALARS:  # `type Duration struct{ time.Duration }`: a decoding wrapper
+                    self.wrappers.add(qname)
 
     @staticmethod
     def specs(node: Any) -> list[Any]:
@@ -266,6 +268,7 @@ class GoTypes:
 
 
 _NUMERIC = {"int", "int32", "int64", "uint", "uint32", "uint64", "float32", "float64"}
+
 
 
 def env_tag_binding(walker: Any, sym: str, type_name: str | None, tags: dict[str, str], node: Any) -> None:
