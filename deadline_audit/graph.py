@@ -958,6 +958,7 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
             fn.result_type = canon(fn.result_type) if fn.result_type else None
             fix(fn.returns)
             fix(fn.uses)
+            fix([m for m in fn.markers if m.get("m") == "streams_body_of"])
         for c in f.calls:
             fix(c.callee)
             fix(c.args)

@@ -166,7 +166,19 @@ def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, 
         elif node.startswith("sym:"):
             for b, bpath in graph.bindings.get(node, ())[:8]:
                 out.extend(origins(graph, b.expr, Ctx(bpath), unit, depth + 1, seen))
+                if b.expr.get("k") == "op":  # `BACKUP_TIMEOUT_S = 90 * 60`: the line computing it
+                    out.append(Origin("sym", Location(bpath, b.span.line, b.span.column),
+                                      f"{node.rsplit('.', 1)[-1]} = {_op_text(b.expr)}",
+                                      graph.seconds(b.expr, Ctx(bpath), unit), node))
     return out
+
+
+def _op_text(expr: Expr) -> str:
+    args = expr.get("args") or []
+    sign = {"mul": "*", "add": "+", "sub": "-", "div": "/"}.get(expr.get("op", ""))
+    if sign and len(args) == 2 and all(a.get("k") == "num" for a in args):
+        return f"{args[0]['v']:g} {sign} {args[1]['v']:g}"
+    return "an expression"
 
 
 def _config_seconds(raw: str, unit: str | None) -> float | None:

@@ -193,3 +193,13 @@ def test_findings_in_test_files_are_reported_only_with_include_tests(tmp_path):
     result = pipeline.analyse([root], load_config([root]), use_cache=False)
     assert [(f.rule_id, f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings] == [
         ("DA101", "mirror_test.go", 16)]
+
+
+def test_temporal_pair_read_from_the_same_unresolved_input():
+    # both timeouts of one ActivityOptions read the workflow input's StageBudget: whatever
+    # the caller sends, StartToClose = Heartbeat. The second options pair heartbeats at 30 s.
+    result = analyse("da101_temporal_input")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_temporal_input/release/workflow.go", 20)]
+    f = finding_at(result, "DA101", "release/workflow.go", 20)
+    assert "StartToCloseTimeout = HeartbeatTimeout (both read StageBudget)" in f.message
+    assert [rel(r.location) for r in f.related] == [("da101_temporal_input/release/workflow.go", 21)]

@@ -239,3 +239,16 @@ def test_python_key_reset_by_a_heartbeat_loop_but_not_an_acquire_loop():
     assert da103(result) == [("DA103", "da103/presence/fleetctl/presence.py", 15, "error")]
     f = next(f for f in result.findings if f.rule_id == "DA103")
     assert [rel(r.location) for r in f.related] == [("da103/presence/fleetctl/presence.py", 14)]
+
+
+def test_a_lock_built_directly_renewed_between_event_waits():
+    # fixtures/da103_event_wait: redis-py `Lock(redis, name, timeout=ttl)` kept alive by a
+    # thread looping on `while not halt.wait(every): lock.reacquire()`. The deployed .env
+    # sets the renewal to the TTL (20 s each): flagged at the wait. The index guard waits a
+    # third of its TTL (`done.wait(timeout=self.ttl / 3)`): silent.
+    result = analyse("da103_event_wait")
+    assert [where(f) for f in result.findings if f.rule_id == "DA103"] == [
+        ("DA103", "da103_event_wait/mirror/guard.py", 18)]
+    f = result.findings[0]
+    assert "renewal every 20 s" in f.message and "20 s TTL" in f.message
+    assert [rel(r.location) for r in f.related] == [("da103_event_wait/mirror/guard.py", 13)]

@@ -180,3 +180,13 @@ def test_go_builder_chains_executed_with_the_request_context():
         ("DA201", "da201/go_builders/internal/api/steps.go", 24),  # squirrel, then ExecContext
     ]
     assert "r.Context()" in at(result, "api/runs.go", 33).message
+
+
+def test_python_streaming_body_from_another_module():
+    # fixtures/da201_stream_module: the endpoints in app.py hand generators of exports.py to
+    # StreamingResponse. export_rows awaits the final write in `finally:` (flagged: the body
+    # is cancelled level-triggered when the client leaves); export_preview writes after its
+    # loop, outside any handler (silent).
+    result = analyse("da201_stream_module")
+    assert da201_findings(result) == [("DA201", "da201_stream_module/reports/exports.py", 15)]
+    assert "StreamingResponse body" in at(result, "reports/exports.py", 15).message

@@ -146,3 +146,12 @@ def test_outcome_vocabulary_extends_from_config(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.deadline-audit.catalog.outcomes]\nfailure_states = ["scrapped"]\n')
     assert da301_lines() == [7]
+
+
+def test_timeouts_before_anything_was_sent_go():
+    # fixtures/da302_before_send: `opErr.Op == "dial" && opErr.Timeout()` is a timeout of the
+    # dial (silent); a permit wait whose error is tested after `cancel()` (silent); the
+    # deadline of the POST itself mapped to failed is flagged.
+    result = analyse("da302_before_send")
+    assert rule_findings(result, "DA302") == [("DA302", "da302_before_send/dispatch/send.go", 29)]
+    assert rule_findings(result, "DA301") == []

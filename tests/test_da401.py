@@ -140,3 +140,16 @@ def test_a_keyword_named_k_does_not_crash_the_wire_checks(tmp_path, monkeypatch)
     result = CliRunner().invoke(app, ["check", "--no-cache", "--format", "json", "--fail-on", "never", "."])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["errors"] == []
+
+
+def test_computed_constant_origin_and_a_decoding_wrapper_default():
+    # fixtures/da40x_wrapped: the platform sends NIGHTLY_VACUUM_S = 120 * 60 as timeout_sec;
+    # the agent clamps at 1 h: DA401 at the constant's line (45 min for the weekly job is
+    # fine). rotate_logs sends no timeout_sec: the agent falls back to runs.default_timeout,
+    # a `struct{ time.Duration }` config wrapper defaulted to 3 min: DA402.
+    result = analyse("da40x_wrapped")
+    assert rule_findings(result, "DA401") == [("DA401", "da40x_wrapped/platform/opsdesk/budgets.py", 3)]
+    f = finding_at(result, "DA401", "opsdesk/budgets.py", 3)
+    assert "2 h (NIGHTLY_VACUUM_S = 120 * 60)" in f.message and "clamps it at 1 h" in f.message
+    assert rule_findings(result, "DA402") == [("DA402", "da40x_wrapped/platform/opsdesk/runs.py", 25)]
+    assert "falls back to 3 min" in finding_at(result, "DA402", "opsdesk/runs.py", 25).message

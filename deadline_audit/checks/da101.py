@@ -245,17 +245,48 @@ def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
         stc, hb = members["start_to_close"][0], members["heartbeat"][0]
         t = graph.g.nodes[stc.id].get("effective_seconds")
         h = graph.g.nodes[hb.id].get("effective_seconds")
-        if t is None or h is None or t == 0 or h == 0 or t > h:
+        if t is None or h is None:
+            # unresolved (`in.StepTimeout` for both): the same value, or a common source unchanged
+            common = None if t == 0 or h == 0 else _same_value(graph, stc, hb)
+            if common is None:
+                continue
+            compared, held = f"StartToCloseTimeout = HeartbeatTimeout ({common})", "the same value"
+        elif t == 0 or h == 0 or t > h:
             continue
+        else:
+            compared = f"StartToCloseTimeout {describe_seconds(t)} ≤ HeartbeatTimeout {describe_seconds(h)}"
+            held = describe_seconds(h)
         yield Finding(
             rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY,
-            message=(f"StartToCloseTimeout {describe_seconds(t)} ≤ HeartbeatTimeout {describe_seconds(h)}: "
-                     "the activity is killed before a missed heartbeat can ever be detected."),
+            message=f"{compared}: the activity is killed before a missed heartbeat can ever be detected.",
             location=location_of(graph, stc.id),
-            related=[Related(f"heartbeat timeout set here ({describe_seconds(h)})", location_of(graph, hb.id))],
+            related=[Related(f"heartbeat timeout set here ({held})", location_of(graph, hb.id))],
             flow=flow_steps(graph, first_source(graph, stc.id), stc.id) if first_source(graph, stc.id) else [],
             fix="make HeartbeatTimeout a fraction of StartToCloseTimeout (heartbeat well inside the run's budget).",
         )
+
+
+def _same_value(graph: TimeoutGraph, a, b) -> str | None:
+    """What two unresolved sites both hold: the same expression, or one source reaching
+    both unchanged."""
+    if a.value and a.value.get("k") in ("ref", "field") and _strip_at(a.value) == _strip_at(b.value):
+        return f"both read {_name_of(a.value)}"
+    common = _common_identity_source(graph, a.id, b.id)
+    return f"both come from {graph.g.nodes[common].get('label', common)} unchanged" if common else None
+
+
+def _strip_at(expr):
+    if isinstance(expr, dict):
+        return {k: _strip_at(v) for k, v in expr.items() if k != "at"}
+    if isinstance(expr, list):
+        return [_strip_at(v) for v in expr]
+    return expr
+
+
+def _name_of(expr: dict) -> str:
+    if expr.get("k") == "field":
+        return f"{_name_of(expr.get('x') or {})}.{expr.get('name')}"
+    return str(expr.get("sym") or expr.get("text") or "?").rsplit(".", 1)[-1]
 
 
 def explain(graph: TimeoutGraph, site_id: str) -> list[str]:

@@ -275,6 +275,8 @@ def _level_triggered(graph, write: CallFact, cancel_types: tuple[str, ...], asyn
         return None
     fn = graph.functions.get(write.function or "")
     marks = [m for m in (fn[0].markers if fn else []) if m.get("m") == "level_triggered"]
+    if not marks and write.function in _streamed_bodies(graph):
+        marks = [{"why": "StreamingResponse body"}]
     if not marks and not asyncio_level:
         return None
     why = marks[0]["why"] if marks else "asyncio-level-cancellation is on"
@@ -284,6 +286,16 @@ def _level_triggered(graph, write: CallFact, cancel_types: tuple[str, ...], asyn
             outer = next((s[5:] for s in reversed(write.scopes[:i]) if s.startswith("with:")), None)
             return "b", outer, scope, why
     return None
+
+
+def _streamed_bodies(graph: TimeoutGraph) -> set[str]:
+    """Generators of one module that another module hands to a streaming response."""
+    key = ("_da201_streamed_bodies",)
+    found = graph._memo.get(key)
+    if found is None:
+        found = graph._memo[key] = {m["sym"] for fn, _ in graph.functions.values() for m in fn.markers
+                                    if m.get("m") == "streams_body_of"}
+    return found
 
 
 def _catches(types: str, cancel_types: tuple[str, ...]) -> bool:

@@ -110,6 +110,18 @@ def _statements(block: Any) -> list[Any]:
     return out
 
 
+def _last_assignment(stmts: list[Any], i: int) -> Any:
+    """The assignment the statement at `i` tests, across the calls in between
+    (`err := sem.Acquire(waitCtx, 1)`, `cancel()`, then `if err != nil`)."""
+    for j in range(i - 1, max(i - 4, -1), -1):
+        t = stmts[j].type
+        if t in ("short_var_declaration", "assignment_statement"):
+            return stmts[j]
+        if t not in ("expression_statement", "defer_statement"):
+            return None
+    return None
+
+
 class _Function:
     def __init__(self, ctx: GoMarkContext, fn: FunctionFact, decl: Any, tables: dict[str, Any],
                  scope: list[str], permit_pattern: re.Pattern[str]) -> None:
@@ -150,7 +162,7 @@ class _Function:
         while i < len(stmts):
             st = stmts[i]
             t = st.type
-            if t == "if_statement" and self._after_permit_wait(st, stmts[i - 1] if i else None):
+            if t == "if_statement" and self._after_permit_wait(st, _last_assignment(stmts, i)):
                 self.permit += 1  # what this `if` classifies is a wait for a permit, before any work
                 try:
                     self.block([st])

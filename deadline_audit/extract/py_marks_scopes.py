@@ -16,7 +16,9 @@ handled by construction. It writes:
   `{"m": "decorated", "line", "col"}` for each decorator that is a call (its position);
 - `FunctionFact.markers`: `{"m": "level_triggered", "why": "imports anyio"}` for every
   function of a module importing trio/anyio, and `{"m": "level_triggered", "why":
-  "StreamingResponse body"}` for a generator handed to a streaming response.
+  "StreamingResponse body"}` for a generator handed to a streaming response; when that
+  generator comes from another module, `{"m": "streams_body_of", "sym"}` on the function
+  that hands it over (the check marks the generator).
 
 Knowledge (which calls are scopes, shields, streaming responses) is catalog data
 (`rules/catalog/terminal_writes.toml`, `[python]`).
@@ -225,6 +227,11 @@ class _Scopes:
             return
         candidates = [fn for fn in self.facts.functions if fn.sym.rsplit(".", 1)[-1] == name]
         local = [fn for fn in candidates if fn.enclosing == self.function]
+        imported = self.qualified(body.func) if not candidates else None
+        if imported and "." in imported:  # a generator of another module: the graph finds it
+            endpoint = next((fn for fn in self.facts.functions if fn.sym == self.function), None)
+            if endpoint is not None:
+                endpoint.markers.append({"m": "streams_body_of", "sym": "sym:py:" + imported})
         for fn in (local or candidates)[:1]:
             if not any(m.get("m") == "level_triggered" for m in fn.markers):
                 fn.markers.append({"m": "level_triggered", "why": "StreamingResponse body"})
