@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Iterator
 
-from deadline_audit.facts import Binding
+from deadline_audit.facts import WRAPPED_SCALARS, Binding
 
 if TYPE_CHECKING:
     from deadline_audit.graph import TimeoutGraph
@@ -45,9 +45,13 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
             for pre in prefixes(owner, depth + 1):
                 yield [*pre, key]
 
+    # `type Duration struct{ time.Duration }`: a decoding wrapper holds the scalar it embeds
+    wrapped = {sym.rsplit(".", 1)[0][len("sym:go:"):]: d.type for sym, d in graph.decls.items()
+               if d.embedded and d.kind == "field" and d.type in WRAPPED_SCALARS and sym.startswith("sym:go:")}
     for sym, key in tagged.items():
         decl = graph.decls[sym]
-        if decl.type != "time.Duration" and decl.type not in _NUMERIC:
+        scalar = wrapped.get(decl.type or "", decl.type)
+        if scalar != "time.Duration" and scalar not in _NUMERIC:
             continue
         owner = sym.rsplit(".", 1)[0][len("sym:go:"):]
         for pre in prefixes(owner):
@@ -56,7 +60,7 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
             if len(values) != 1:
                 continue
             read = {"k": "cfg", "key": dotted, "file": values[0][0], "default": None}
-            if decl.type == "time.Duration":
+            if scalar == "time.Duration":
                 expr = {"k": "conv", "t": "go_duration" if values[0][1].is_number else "parse_duration", "x": read}
             else:
                 expr = {"k": "conv", "t": "number", "x": read}

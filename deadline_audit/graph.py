@@ -326,10 +326,7 @@ class TimeoutGraph:
             return self._ref_value(expr["sym"], ctx, scenario, depth)
         if k == "field":
             sym = self.resolve_field(expr, ctx)
-            decl = self.decls.get(sym) if sym else None
-            if decl is not None and decl.embedded and decl.type in WRAPPED_SCALARS:
-                # `cfg.Exec.Timeout.Duration`: the scalar a decoding wrapper embeds is the
-                # wrapper's value (`type Duration struct{ time.Duration }`)
+            if self._wrapped(sym):
                 return self.value(expr.get("x"), ctx, scenario, depth)
             return self._ref_value(sym, ctx, scenario, depth) if sym else None
         if k == "env":
@@ -351,6 +348,12 @@ class TimeoutGraph:
             return self._call_value(expr, ctx, scenario, depth)
         return None
 
+    def _wrapped(self, sym: str | None) -> bool:
+        """`cfg.Exec.Timeout.Duration`: the scalar a decoding wrapper embeds
+        (`type Duration struct{ time.Duration }`) is the wrapper's own value."""
+        decl = self.decls.get(sym) if sym else None
+        return decl is not None and decl.embedded and decl.type in WRAPPED_SCALARS
+
     def _ref_value(self, sym: str, ctx: Ctx, scenario: str, depth: int) -> Any:
         if sym in ctx.subst:
             arg, arg_ctx = ctx.subst[sym]
@@ -371,7 +374,13 @@ class TimeoutGraph:
             return None
         self._active.add(key)
         try:
-            candidates = [self.value(b.expr, Ctx(path), scenario, depth) for b, path in self.bindings.get(sym, ())]
+            binds = self.bindings.get(sym, ())
+            if scenario == "effective" and len(binds) > 1:
+                # a field the loaded config file sets (config_tags.py): the deployed value wins
+                # over the code's defaults for it (`if c.X <= 0 { c.X = D }`)
+                deployed = [(b, path) for b, path in binds if _reads_config(b.expr)]
+                binds = deployed or binds
+            candidates = [self.value(b.expr, Ctx(path), scenario, depth) for b, path in binds]
         finally:
             self._active.discard(key)
         result = _agree(candidates)
@@ -462,6 +471,8 @@ class TimeoutGraph:
             return DepSummary.one(sym, expr, ctx, None)
         if k == "field":
             sym = self.resolve_field(expr, ctx)
+            if self._wrapped(sym):
+                return self._dep_summary(expr.get("x"), ctx, depth + 1)
             return DepSummary.one(sym, expr, ctx, None) if sym else _EMPTY_SUMMARY
         if k == "env":
             name = self.value(expr.get("name"), ctx)
@@ -523,7 +534,9 @@ class TimeoutGraph:
                 yield sym, expr, ctx, None
         elif k == "field":
             sym = self.resolve_field(expr, ctx)
-            if sym:
+            if self._wrapped(sym):
+                yield from self.deps(expr.get("x"), ctx, depth + 1)
+            elif sym:
                 yield sym, expr, ctx, None
         elif k == "env":
             name = self.value(expr.get("name"), ctx)
@@ -966,6 +979,11 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
         for site in f.sites:
             fix(site.value)
             fix(site.stored_in)
+
+
+def _reads_config(expr: Expr) -> bool:
+    """A binding made from a config file key (`conv(cfg)` of config_tags.py)."""
+    return expr.get("k") == "conv" and (expr.get("x") or {}).get("k") == "cfg"
 
 
 def to_seconds(value: Any, unit: str | None) -> float | None:

@@ -570,6 +570,8 @@ class _Builder:
                 if p.lang == "go" and s.lang == "go" and (p.type == s.type or p.type is None) \
                         and _package(p.path) == _package(s.path):
                     continue  # the receiver building its own value, not a send
+                if s.type.startswith("keys:") and p.path == s.path:
+                    continue  # the module that reads the body answering with the same keys
                 candidates.append((n, s))
             # the schemas it matches best: a payload of one receiver also shares keys with others
             # (its own type, which a receiver may share, does not compete)

@@ -226,6 +226,9 @@ def receiver_scale(graph: TimeoutGraph, f: SchemaField) -> str | None:
             if graph.lang.get(path) == "go":
                 for ret in fn.returns:
                     _scales_in(graph, ret, Ctx(path, fn=fn_sym), index)
+        for site, path in graph.sites:  # `cmd.WaitDelay = time.Duration(req.GraceMs) * time.Second`
+            if graph.lang.get(path) == "go" and site.value:
+                _scales_in(graph, site.value, Ctx(path, fn=site.function), index)
         graph._memo[key] = index
     units = index.get(f.sym, set())
     return next(iter(units)) if len(units) == 1 else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from analysis_support import analyse, finding_at, rel, rule_findings
+from analysis_support import analyse, finding_at, rel, rule_findings, where
 
 T = "da401"
 
@@ -145,11 +145,24 @@ def test_a_keyword_named_k_does_not_crash_the_wire_checks(tmp_path, monkeypatch)
 def test_computed_constant_origin_and_a_decoding_wrapper_default():
     # fixtures/da40x_wrapped: the platform sends NIGHTLY_VACUUM_S = 120 * 60 as timeout_sec;
     # the agent clamps at 1 h: DA401 at the constant's line (45 min for the weekly job is
-    # fine). rotate_logs sends no timeout_sec: the agent falls back to runs.default_timeout,
-    # a `struct{ time.Duration }` config wrapper defaulted to 3 min: DA402.
+    # fine). The agent's runs.default_timeout is a `struct{ time.Duration }` config wrapper:
+    # agent.toml deploys 90m (the code's default is 3 min), which the same clamp cuts (DA401
+    # at the key, DA502 for the 30x drift), and which rotate_logs runs under, sending no
+    # timeout_sec (DA402). grace_ms is sent in ms and read with time.Second (DA403). The cron
+    # (Go) posts a table of tasks to the Python worker: the entry without timeout_s runs
+    # under the worker's 2 min default (DA402); the worker's own answer dict is no send.
     result = analyse("da40x_wrapped")
-    assert rule_findings(result, "DA401") == [("DA401", "da40x_wrapped/platform/opsdesk/budgets.py", 3)]
+    assert sorted(where(f) for f in result.findings) == [
+        ("DA401", "da40x_wrapped/agent/agent.toml", 4),
+        ("DA401", "da40x_wrapped/platform/opsdesk/budgets.py", 3),
+        ("DA402", "da40x_wrapped/cron/jobs/table.go", 27),
+        ("DA402", "da40x_wrapped/platform/opsdesk/runs.py", 25),
+        ("DA403", "da40x_wrapped/agent/runner/runner.go", 18),
+        ("DA502", "da40x_wrapped/agent/agent.toml", 4),
+    ]
     f = finding_at(result, "DA401", "opsdesk/budgets.py", 3)
     assert "2 h (NIGHTLY_VACUUM_S = 120 * 60)" in f.message and "clamps it at 1 h" in f.message
-    assert rule_findings(result, "DA402") == [("DA402", "da40x_wrapped/platform/opsdesk/runs.py", 25)]
-    assert "falls back to 3 min" in finding_at(result, "DA402", "opsdesk/runs.py", 25).message
+    assert "falls back to 90 min" in finding_at(result, "DA402", "opsdesk/runs.py", 25).message
+    assert "falls back to 2 min" in finding_at(result, "DA402", "jobs/table.go", 27).message
+    assert "sent in milliseconds and converted here as seconds" in \
+        finding_at(result, "DA403", "runner/runner.go", 18).message

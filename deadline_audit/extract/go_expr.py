@@ -259,6 +259,8 @@ class GoExprs:
         fields: dict[str, Expr] = {}
         if body is None:
             return self.unknown(node)
+        if qt is None and (ty is None or ty.type in ("slice_type", "array_type", "implicit_length_array_type")):
+            return self.e_untyped_composite(node, body, store)
         is_site_type = qt is not None and qt in self.cat.field_types
         group = None
         for el in body.named_children:
@@ -287,13 +289,36 @@ class GoExprs:
             elif el.type == "literal_element":
                 for c in el.named_children:
                     self.sx(c)
-        if qt is None:
+        if qt is None:  # a map literal: read for its text (`map[string]any{"status": "failed"}`)
             return self.unknown(node)
         if is_site_type:
             for spec in self.cat.implicit_fields(qt):
                 if spec.field not in fields:
                     self.site(spec, node, None, store, group or "lit:%s:%d:%d" % (self.path, *self.at(node)))
         return {"k": "obj", "type": qt, "fields": fields, "at": self.at(node)}
+
+    def e_untyped_composite(self, node: Any, body: Any, store: Expr | None) -> Expr:
+        """A slice, array or map literal, or an element whose type is elided
+        (`[]Entry{{Every: d, Task: worker.Task{…}}}`): the values it holds, so that the
+        typed literals inside stay reachable (a payload in a table of jobs)."""
+        items: list[Expr] = []
+        for el in body.named_children:
+            if el.type == "keyed_element":
+                key = el.child_by_field_name("key")
+                val = el.child_by_field_name("value")
+                if key is None or val is None:
+                    continue
+                kn = key.named_children[0] if key.type == "literal_element" and key.named_children else key
+                vn = val.named_children[0] if val.type == "literal_element" and val.named_children else val
+                if kn.type not in ("identifier", "field_identifier"):
+                    self.sx(kn)
+                items.append(self.e_untyped_composite(vn, vn, store) if vn.type == "literal_value" else self.ex(vn, store))
+            elif el.type == "literal_element":
+                items.extend(self.e_untyped_composite(c, c, store) if c.type == "literal_value" else self.ex(c, store)
+                             for c in el.named_children if c.type != "comment")
+        if not items:
+            return self.unknown(node)
+        return {"k": "list", "items": items, "at": self.at(node)}
 
     def site(self, spec: Any, node: Any, value: Expr | None, store: Expr | None, group: str | None) -> None:
         line, col = self.at(node)
