@@ -252,3 +252,17 @@ def test_a_lock_built_directly_renewed_between_event_waits():
     f = result.findings[0]
     assert "renewal every 20 s" in f.message and "20 s TTL" in f.message
     assert [rel(r.location) for r in f.related] == [("da103_event_wait/mirror/guard.py", 13)]
+
+
+def test_a_lua_script_that_resets_the_expiry():
+    # fixtures/da103_lua: a mutex extended by `rdb.Eval(ctx, extendLua, keys, token,
+    # int(ttl/time.Second))` whose script runs `expire KEYS[1] ARGV[2]` (seconds). Lead
+    # holds it with the TTL itself as the period (flagged at the call that passes it);
+    # Reports extends every third of its TTL (silent).
+    result = analyse("da103_lua")
+    assert [where(f) for f in result.findings if f.rule_id == "DA103"] == [
+        ("DA103", "da103_lua/leader/leader.go", 20)]
+    f = result.findings[0]
+    assert "renewal every 30 s" in f.message and "30 s TTL" in f.message
+    assert [(rel(r.location), r.message) for r in f.related][0] == (
+        ("da103_lua/mutex/mutex.go", 29), "TTL set here (30 s for this object)")

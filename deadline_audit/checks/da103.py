@@ -164,11 +164,19 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
                 continue
             p = graph.seconds(arg, Ctx(path), unit)
             ttls = static or (renew_ttls.temporal().get(caller, []) if renew_ttls else [])
-            values = {t.seconds for t in ttls}
+            seconds = {t.key: t.seconds for t in ttls}
+            if None in seconds.values() and static:
+                # `m.Hold(ctx, every)` on an object built with its TTL (`mutex.New(…, ttl)`)
+                fields = object_fields(graph, call.callee.get("x"), Ctx(path)) \
+                    if call.callee.get("k") == "method" else None
+                if fields:
+                    seconds = {t.key: graph.seconds(t.expr, _with(t.ctx, fields), t.unit) if t.expr is not None
+                               else None for t in ttls}
+            values = set(seconds.values())
             if p is None or p <= 0 or len(values) != 1 or None in values:
                 continue
             ttl = min(ttls, key=lambda t: (t.location.path, t.location.line))
-            t = ttl.seconds
+            t = seconds[ttl.key]
             if t <= 0 or p <= t * ratio or (loop.additive and p < t):
                 continue
             at = arg.get("at") or [call.span.line, call.span.column]
@@ -178,7 +186,8 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
                 rule_id=RULE_ID, rule=RULE_NAME, severity=severity,
                 message=f"{head}: {consequence}.",
                 location=Location(path, at[0], at[1]),
-                related=[Related(ttl.what, ttl.location),
+                related=[Related(ttl.what if ttl.seconds is not None else
+                                 f"TTL set here ({describe_seconds(t)} for this object)", ttl.location),
                          Related(f"{name} renews every {value['sym'].rsplit('.', 1)[-1]} here", location_of(graph, period_id))],
                 flow=[],
                 fix=f"renew at about a third of the TTL (every {describe_seconds(t / 3)}).",

@@ -18,6 +18,7 @@ from deadline_audit.collector import collector_paused
 from deadline_audit.extract.go_marks import MarkTree, run_marker_passes, shared_query
 from deadline_audit.extract.go_expr import _OPS, FnFrame, GoExprs
 from deadline_audit.extract.go_query import GO, FileMatches
+from deadline_audit.extract.go_scripts import is_script_text, script_knowledge
 from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
 from deadline_audit.extract.go_text import (
     GoCatalog,
@@ -60,6 +61,8 @@ class _GoFile(GoExprs, GoTypes):
         self.method_results: dict[str, dict[str, str | None]] = {}  # qualified type → method → result
         self.pkg_vars: dict[str, str | None] = {}  # package var/const → type
         self.str_consts: dict[str, str] = {}  # package const → string value
+        self.scripts: dict[str, Any] = {}  # package var → the text node of its `redis.NewScript(…)`
+        self.script_kb = script_knowledge(cat.catalog)
         self.fn: FnFrame | None = None
         self.param_of: dict[str, tuple[FnFrame, int]] = {}  # param sym → (function, index)
         self.derived: dict[str, set[tuple[int, int]]] = {}  # local sym → {(id(fn), index)}
@@ -204,6 +207,39 @@ class _GoFile(GoExprs, GoTypes):
                     self.imports[alias] = ip
                 elif c.type == "import_spec_list":
                     stack.append(c)
+
+    # --- Redis Lua scripts (go_scripts.py) --------------------------------------------
+    def note_script(self, name: str, call: Any) -> None:
+        fnode = call.child_by_field_name("function")
+        argl = call.child_by_field_name("arguments")
+        if fnode is None or fnode.type != "selector_expression" or argl is None or not argl.named_children:
+            return
+        pkg = fnode.child_by_field_name("operand")
+        if pkg is None or pkg.type != "identifier" or self.text(pkg) not in self.imports:
+            return
+        if self.script_kb.is_constructor(f"{self.imports[self.text(pkg)]}.{self.text(fnode.child_by_field_name('field'))}"):
+            self.scripts[name] = argl.named_children[0]
+
+    def script_text(self, node: Any) -> str | None:
+        if is_script_text(node):
+            return unquote(self.text(node))
+        if node is not None and node.type == "identifier":
+            return self.str_consts.get(self.text(node))
+        return None
+
+    def script_sites(self, operand: Any, method: str, arg_nodes: list[Any], args: list[Expr], store: Expr | None) -> None:
+        """`refresh.Run(ctx, rdb, keys, token, ttl)` / `rdb.Eval(ctx, lua, keys, token, ttl)`:
+        the arguments that a script's expiry command reads are lease sites."""
+        kb = self.script_kb
+        if method in kb.run_methods and operand.type == "identifier" and self.text(operand) in self.scripts:
+            text = self.script_text(self.scripts[self.text(operand)])
+        elif method in kb.eval_methods and len(arg_nodes) > 1:
+            text = self.script_text(arg_nodes[1])
+        else:
+            return
+        for spec, i in kb.ttl_arguments(text or ""):
+            if i < len(args):
+                self.site(spec, arg_nodes[i], args[i], store, None)
 
     # --- declarations ---------------------------------------------------------------
     def decl(self, sym: str, kind: str, node: Any, type: str | None = None, type_of: Expr | None = None,

@@ -418,6 +418,8 @@ class GoExprs:
                 x = self.ex(operand)
             args = [self.ex(a, store) for a in arg_nodes]
             callee = {"k": "method", "x": x, "name": mname}
+            if mname in self.script_kb.methods:
+                self.script_sites(operand, mname, arg_nodes, args, store)
             if specs:
                 self.call_sites(specs, node, arg_nodes, args, store)
             ext_type = ot is not None and ot not in self.struct_fields and not self.is_module(ot.rsplit(".", 1)[0]) \

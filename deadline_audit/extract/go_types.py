@@ -51,6 +51,8 @@ class GoTypes:
                     if vt is None and i < len(vals):
                         vt = self.static_type(vals[i])
                     self.pkg_vars[self.text(name)] = vt
+                    if i < len(vals) and vals[i].type == "call_expression" and b"NewScript" in self.src:
+                        self.note_script(self.text(name), vals[i])
                     if t == "const_declaration" and i < len(vals) and vals[i].type in (
                             "interpreted_string_literal", "raw_string_literal"):
                         self.str_consts[self.text(name)] = unquote(self.text(vals[i]))
