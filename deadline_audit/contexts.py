@@ -159,8 +159,9 @@ class ContextFlow:
                 deadlines = parent.deadlines + ((site,) if site else ())
                 if parent.kind == "request":
                     return replace(parent, deadlines=deadlines).then(name, at)
-                return Origin("deadline", name, parent.steps + (Step(name, at),), deadlines,
-                              via=parent.via)
+                # a deadline on a parent of unknown origin starts the flow afresh
+                before = parent.steps if parent.kind != "unknown" else ()
+                return Origin("deadline", name, before + (Step(name, at),), deadlines, via=parent.via)
             if name in self.plain_calls and args:
                 return self._origin(args[0], use, depth + 1, seen).then(name, at)
             return UNKNOWN
@@ -241,9 +242,12 @@ class ContextFlow:
         if sym in use.subst:
             arg, caller = use.subst[sym]
             return self._origin(arg, caller, depth + 1, seen)
-        if sym in seen:
+        # keyed by the line of the use: `ctx, cancel = context.WithTimeout(ctx, d)` reads the
+        # binding before it, which is no cycle
+        key = (sym, use.line)
+        if key in seen:
             return UNKNOWN
-        seen = seen | {sym}
+        seen = seen | {key}
         graph = self.graph
         decl = graph.decls.get(sym)
         if decl is not None and decl.type in self.nil_done:

@@ -29,7 +29,7 @@ How a value is computed, as a JSON-able dict with a kind `k`. Any expr may carry
 | `conv` | `t`, `x`: Expr | a conversion: `parse_duration` (Go `time.ParseDuration`, string → ns), `number` (`strconv.Atoi/ParseFloat`, `int()`, `float()`: string → unitless), `go_duration` (`time.Duration(x)`: unitless → ns), `seconds_of` (`d.Seconds()`: ns → unitless seconds), `ms_of` (`d.Milliseconds()`), `timedelta_seconds` (`td.total_seconds()`), `json_decode_ns` (a JSON number decoded into a Go `time.Duration`) |
 | `or` | `args`: [Expr] | first truthy/non-zero of the args (`os.getenv("X") or "30"`, Go `if x == 0 { x = def }` folded) |
 | `dict` | `items`: [[key, Expr]], `at` | a Python dict literal with at least two string keys (a wire payload candidate) |
-| `list` | `items`: [Expr], `at` | a Go slice/array/map literal or an element of elided type: the values it holds (no value of its own) |
+| `list` | `items`: [Expr], `at` | a Go slice/array literal or an element of elided type, a Python list/tuple holding dicts: the values it holds (no value of its own) |
 | `unknown` | `text` | anything else (kept short: at most 80 chars) |
 
 ## Symbols

@@ -78,6 +78,7 @@ class TerminalWrites:
         self._columns_kw_update = set(orm.get("columns_kw_update", ()))
         self._field_update = set(orm.get("field_update", ()))
         self._persist = set(data.get("python", {}).get("persist_methods", ()))
+        self._text_wrappers = set(orm.get("text_wrappers", ()))
         self._executors = set(orm.get("chain_executors", ()))
         self._setters = tuple(orm.get("column_setters", ()))
         go = data.get("go", {})
@@ -123,6 +124,8 @@ class TerminalWrites:
         return found
 
     def _is_terminal(self, call: CallFact, path: str | None) -> bool:
+        if self._wraps_sql({"fn": call.callee}):
+            return False  # `text("UPDATE …")` builds the statement; executing it is the write
         if any(self._sql(a) or self._orm_update(a) for a in call.args) or self._sets_columns(call) \
                 or self._persists_state(call) or self._executes_status_update(call, path):
             return True
@@ -502,9 +505,16 @@ class TerminalWrites:
             return _map_literal(first)
         return None
 
+    def _wraps_sql(self, call_expr: Expr) -> bool:
+        fn = call_expr.get("fn") or {}
+        name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym", "")).removeprefix("sym:py:")
+        return name in self._text_wrappers
+
     def _sql(self, expr: Expr) -> bool:
         """SQL that sets a status column — unless it sets it to a state that is not an end
-        (`SET status = 'running'`)."""
+        (`SET status = 'running'`); also inside a statement wrapper (`text("UPDATE …")`)."""
+        if expr.get("k") == "call" and self._wraps_sql(expr) and expr.get("args"):
+            expr = expr["args"][0]
         if expr.get("k") != "str" or not any(p.search(expr.get("v", "")) for p in self.sql):
             return False
         head = re.split(r"(?i)\bwhere\b", expr.get("v", ""), maxsplit=1)[0]

@@ -190,3 +190,12 @@ def test_python_streaming_body_from_another_module():
     result = analyse("da201_stream_module")
     assert da201_findings(result) == [("DA201", "da201_stream_module/reports/exports.py", 15)]
     assert "StreamingResponse body" in at(result, "reports/exports.py", 15).message
+
+
+def test_python_work_awaited_from_a_library_then_the_write_in_the_same_scope():
+    # fixtures/da201_py_gather: `await asyncio.gather(…)` (a library call: work) then
+    # `await store.complete_batch(…)` inside one asyncio.timeout (flagged at the call, not
+    # again inside the store, whose `sa.text("UPDATE …")` builds the statement that
+    # `conn.execute` runs). Silent: mark_unknown in the except, and a write after the scope.
+    result = analyse("da201_py_gather")
+    assert da201_findings(result) == [("DA201", "da201_py_gather/ingest/batches.py", 18)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis_support import analyse, rel, rule_findings
+from analysis_support import analyse, rel, rule_findings, where
 
 
 def da202_findings(result):
@@ -28,3 +28,11 @@ def test_go_shapes():
 
 def test_demo_legacy_goroutine_is_joined():
     assert da202_findings(analyse("demo")) == []
+
+
+def test_a_context_rebound_to_a_deadline_on_some_paths():
+    # fixtures/da202_rebind: `ctx, cancel = context.WithTimeout(ctx, …)` under an `if`
+    # reads the ctx bound before it (no cycle): the metering goroutine still uses the
+    # request's context (flagged). Audit detaches with WithoutCancel first (silent).
+    result = analyse("da202_rebind")
+    assert [where(f) for f in result.findings] == [("DA202", "da202_rebind/edge/proxy.go", 39)]

@@ -156,6 +156,7 @@ def test_computed_constant_origin_and_a_decoding_wrapper_default():
         ("DA401", "da40x_wrapped/agent/agent.toml", 4),
         ("DA401", "da40x_wrapped/platform/opsdesk/budgets.py", 3),
         ("DA402", "da40x_wrapped/cron/jobs/table.go", 27),
+        ("DA402", "da40x_wrapped/platform/opsdesk/routine.py", 7),  # a list of payload dicts
         ("DA402", "da40x_wrapped/platform/opsdesk/runs.py", 25),
         ("DA403", "da40x_wrapped/agent/runner/runner.go", 18),
         ("DA502", "da40x_wrapped/agent/agent.toml", 4),

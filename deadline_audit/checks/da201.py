@@ -156,7 +156,8 @@ def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, pat
     if done is not None:
         related.append(Related(f"the context is known to be done here ({done['how']})",
                                Location(path, done["line"], done["col"])))
-    root = origin.steps[0] if origin.steps else None
+    # the cancellable root: the first step that is it (a detached parent may come before a deadline)
+    root = next((s for s in origin.steps if s.label == origin.root), origin.steps[0] if origin.steps else None)
     if root is not None and root.location is not None:
         label = "cancelled by the client and when the response ends" if origin.kind == "request" else "the deadline of the work"
         related.append(Related(f"cancellable root {origin.root}: {label}", root.location))
@@ -322,7 +323,8 @@ def _wait_for_coroutines(graph: TimeoutGraph, writes: TerminalWrites, seen: set)
                     entries.append((site.id, coro.get("fn")))
             for scope in call.scopes:
                 if scope.startswith("with:") and _unshielded_after(call.scopes, call.scopes.index(scope)) \
-                        and call.callee.get("k") in ("fnref", "method"):
+                        and call.callee.get("k") in ("fnref", "method") and not writes.is_terminal(call, path):
+                    # (a terminal write in the scope is judged at that call, never inside it)
                     entries.append((scope[5:], call.callee))
             for site_id, callee in entries:
                 target = graph.resolve_callee(callee, Ctx(path))

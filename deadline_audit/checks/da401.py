@@ -49,6 +49,8 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
         alts = w.alternatives(graph, clamp.subject, ctx, clamp.function, clamp.location.line + 1
                               if clamp.form.startswith("min") else clamp.location.line)
         alts += [(v, ctx) for v in w.keyed_config_variants(graph, clamp.subject, clamp.path)]
+        # `sent or self.default`: the default arm reaches the clamp whenever nothing is sent
+        alts += [(arg, a_ctx) for alt, a_ctx in list(alts) if alt.get("k") == "or" for arg in alt.get("args") or ()]
         for alt, alt_ctx in alts:
             if _same(alt, clamp.bound) or (linked and w.feeders(graph, alt, alt_ctx) & linked):
                 continue

@@ -371,8 +371,11 @@ class ExprMixin:
 
     # -- containers ---------------------------------------------------------------------
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Expr:
-        for element in node.elements:
-            self.expr(element.value)
+        items = [self.expr(element.value) for element in node.elements]
+        if any(item.get("k") in ("dict", "list") or item.get("k") == "call" and (item.get("fn") or {}).get("k") == "fnref"
+               for item in items):
+            # a table of payloads (`[{"name": …, "timeout_seconds": …}, Route(…)]`): keep them reachable
+            return {"k": "list", "items": items}
         return unknown(type(node).__name__)
 
     def _dict(self, node: cst.Dict) -> Expr:
@@ -506,9 +509,10 @@ class ExprMixin:
         kind = callee.get("k")
         fact = None
         # an awaited call of a callable value (`await on_done(result)`, a parameter or a
-        # local) is kept too: what a coroutine awaits, in order, decides what it is (DA201)
+        # local) or of a library (`await asyncio.gather(…)`) is kept too: what a coroutine
+        # awaits, in order, decides what it is (DA201)
         if kind in ("fnref", "method") or deferred or (kind == "ext" and ck is not None and ck.known) \
-                or (awaited and kind == "ref"):
+                or (awaited and kind in ("ref", "ext")):
             fact = CallFact(callee=callee, span=span, function=function, args=args, kw=kw, awaited=awaited)
             self.facts.calls.append(fact)
         if deferred:
