@@ -4,7 +4,7 @@ read with a millisecond name and a pydantic-settings prefix."""
 
 from __future__ import annotations
 
-from analysis_support import analyse, finding_at, rel, rule_findings
+from analysis_support import analyse, finding_at, rel, rule_findings, where
 
 TREE = "da502/layered"
 
@@ -76,3 +76,13 @@ def test_go_config_struct_defaults_against_the_loaded_yaml():
     assert "worker.lease_ttl is set to 10m" in f.message and "30 s" in f.message
     assert [rel(r.location) for r in f.related] == [("da502/goyaml/internal/settings/settings.go", 31)]
     # silent: read_timeout (equal), shutdown_grace (1.5x), poll_interval (2x)
+
+
+def test_env_read_through_django_environ_and_python_decouple():
+    # fixtures/da502_env_libs: `env.int("CHECKOUT_TIMEOUT", default=30)` (django-environ,
+    # a method of an environ.Env object) deployed at 600 (20x) and decouple's
+    # `config("CARRIER_READ_TIMEOUT", default=3, cast=float)` deployed at 45 (15x) drift;
+    # `env("STOCK_SYNC_TIMEOUT", default=20)` deployed at 40 (2x) does not.
+    result = analyse("da502_env_libs")
+    assert sorted(where(f) for f in result.findings) == [
+        ("DA502", "da502_env_libs/.env", 1), ("DA502", "da502_env_libs/.env", 3)]

@@ -540,6 +540,9 @@ class ExprMixin:
                 return {"k": "fnref", "sym": "sym:py:" + entry.sym}, None, False
             if entry.kind in ("func", "class"):
                 return {"k": "fnref", "sym": entry.sym}, None, False
+            reader = self.env_reader_of(entry, "__call__")  # `env("TIMEOUT", default=30)`
+            if reader is not None:
+                return reader
             return self.entry_value(entry, name), None, False
         if isinstance(func, cst.Attribute):
             chain = name_chain(func)
@@ -558,10 +561,24 @@ class ExprMixin:
                     cls = self.classes.get("sym:" + entry.type)
                     if cls is not None and chain[1] in cls.methods:
                         return {"k": "fnref", "sym": cls.sym + "." + chain[1]}, None, False
+                if entry is not None and len(chain) == 2:
+                    reader = self.env_reader_of(entry, chain[1])  # `env.int("TIMEOUT", default=30)`
+                    if reader is not None:
+                        return reader
             receiver = self.expr(func.value)
             return {"k": "method", "x": receiver, "name": func.attr.value}, None, False
         self.expr(func)
         return unknown(text_of(func)), None, False
+
+    def env_reader_of(self, entry: Any, method: str) -> tuple[Expr, str, bool] | None:
+        """A method of an object whose class reads the environment (catalog env_reads on
+        `<class>.<method>`, django-environ's `environ.Env.int`): the call is that read."""
+        if entry.kind not in ("var", "const", "local") or not entry.type:
+            return None
+        qualified = f"{entry.type.removeprefix('py:')}.{method}"
+        if self.idx.call(qualified).env_read is None:
+            return None
+        return {"k": "ext", "name": qualified}, qualified, False
 
     def qualify_chain(self, chain: list[str]) -> str | None:
         entry = lookup(self.scope, chain[0], self.comp_names)

@@ -155,6 +155,10 @@ def _build(catalog: Catalog) -> PyIndex:
             words.update(m.rsplit(".", 1)[-1] for m in s.methods)
     for entry in env_reads:
         for func in _as_list(entry.get("func")):
+            root = func.split(".", 1)[0]
+            if "." in func and root not in sys.stdlib_module_names and _package_word(func) == root:
+                packages.add(root)  # a library's reader (`environ.Env.int`): its import is the signal
+                continue
             parts = [p for p in func.split(".") if p not in _GENERIC_PARTS and not p.startswith("__")]
             if parts:
                 words.add(parts[-1])
