@@ -526,6 +526,9 @@ class TerminalWrites:
         out: list[str] = []
         x = callee.get("x")
         while isinstance(x, dict):
+            if x.get("k") == "call":  # `r.Status().Update(ctx, run)`: the call's own name counts
+                x = x.get("fn")
+                continue
             name = x.get("name")
             if not isinstance(name, str):  # an `env` expr names its variable with an Expr
                 name = str(x.get("sym") or "").rsplit(".", 1)[-1]

@@ -142,3 +142,14 @@ def test_go_sdk_client_bound_also_shadows_a_lease():
     f = finding_at(result, "DA101", "llm/client.go", 20)
     assert "45 s ≤ the lease 120 s" in f.message
     assert [rel(r.location) for r in f.related] == [("da102/go_sdk/internal/assist/lease.go", 42)]
+
+
+def test_a_handler_object_served_by_a_mux():
+    # fixtures/da102_handler_object: `events := relay.NewEvents(…)` (an *Events whose
+    # ServeHTTP flushes server-sent events) registered with mux.Handle under a server with
+    # a 30 s WriteTimeout: flagged. The internal server's handler is relay.Status{}, which
+    # answers at once: silent.
+    result = analyse("da102_handler_object")
+    assert rule_findings(result, "DA102") == [("DA102", "da102_handler_object/cmd/relay/main.go", 26)]
+    f = finding_at(result, "DA102", "cmd/relay/main.go", 26)
+    assert [rel(r.location) for r in f.related] == [("da102_handler_object/relay/events.go", 19)]

@@ -90,6 +90,9 @@ def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) ->
         sym = graph.resolve_sym(expr, ctx) if k in ("ref", "field") else None
         if sym is None:
             return None
+        served = f"sym:go:{graph.type_of(expr, ctx)}.ServeHTTP"  # a handler object (`relay := NewSSERelay(…)`)
+        if served in graph.functions:
+            return {served}
         if sym == f"sym:go:{_default_mux(graph)}":
             sym = f"{sym}@{_module_of(graph, ctx.path)}"
         routes = _routes(graph).get(sym)
@@ -97,6 +100,9 @@ def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) ->
             return _union(handlers_of(graph, h, Ctx(p), depth + 1) for h, p in routes)
         binds = graph.bindings.get(sym, ())[:4]
         return _union(handlers_of(graph, b.expr, Ctx(p), depth + 1) for b, p in binds) if binds else None
+    if k == "obj":  # `&SSERelay{…}`: a value whose type serves HTTP itself
+        method = f"sym:go:{expr.get('type')}.ServeHTTP"
+        return {method} if method in graph.functions else None
     if k == "call":
         callee = expr.get("fn") or {}
         target = graph.resolve_callee(callee, ctx)
