@@ -203,3 +203,15 @@ def test_temporal_pair_read_from_the_same_unresolved_input():
     f = finding_at(result, "DA101", "release/workflow.go", 20)
     assert "StartToCloseTimeout = HeartbeatTimeout (both read StageBudget)" in f.message
     assert [rel(r.location) for r in f.related] == [("da101_temporal_input/release/workflow.go", 21)]
+
+
+def test_a_context_manager_class_holding_a_lease():
+    # fixtures/da101_class_lease: `async with Held(redis, key, ttl_s=120):` — a class whose
+    # __aenter__ starts a task renewing the key — around a non-streaming completion on a
+    # client with timeout=120 (flagged at the client's timeout); the translation client's
+    # 600 s bound is larger than the lease (silent).
+    result = analyse("da101_class_lease")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_class_lease/scribe/transcribe.py", 9)]
+    f = finding_at(result, "DA101", "scribe/transcribe.py", 9)
+    assert "120 s ≤ the lease 120 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da101_class_lease/scribe/transcribe.py", 15)]

@@ -30,12 +30,18 @@ def lease_holders(graph: GraphView) -> dict[str, int]:
         return graph._memo[key]
     words = set(graph.catalog.words("renewal")) | set(graph.catalog.words("lease"))
     found: dict[str, int] = {}
-    for sym, (fn, _) in graph.functions.items():
-        if not any(m.get("m") == "yields" for m in fn.markers) or not fn.params:
-            continue
-        duration = _duration_param(graph, fn)
-        if duration is not None and _keeps_renewing(graph, sym, words):
-            found[sym] = duration
+    for sym, (fn, path) in graph.functions.items():
+        if any(m.get("m") == "yields" for m in fn.markers) and fn.params:
+            duration = _duration_param(graph, fn)
+            if duration is not None and _keeps_renewing(graph, sym, words):
+                found[sym] = duration
+        elif sym.endswith((".__aenter__", ".__enter__")) and graph.lang.get(path) == "python":
+            # a context manager class: `async with RequestLease(redis, key, ttl=90):` holds
+            # the lease its __aenter__ starts renewing, for the TTL its constructor is given
+            init = sym.rsplit(".", 1)[0] + ".__init__"
+            duration = _duration_param(graph, graph.functions[init][0]) if init in graph.functions else None
+            if duration is not None and _keeps_renewing(graph, sym, words):
+                found[init] = duration
     graph._memo[key] = found
     return found
 
