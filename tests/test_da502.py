@@ -86,3 +86,13 @@ def test_env_read_through_django_environ_and_python_decouple():
     result = analyse("da502_env_libs")
     assert sorted(where(f) for f in result.findings) == [
         ("DA502", "da502_env_libs/.env", 1), ("DA502", "da502_env_libs/.env", 3)]
+
+
+def test_pydantic_settings_nested_models():
+    # fixtures/da50x_nested_settings: `http: HttpSettings` on a BaseSettings with
+    # env_prefix="APP_" and env_nested_delimiter="__": APP_HTTP__READ_TIMEOUT=300 deploys
+    # http.read_timeout (default 10: 30x, DA502); APP_HTTP__CONNECT_TIMEOUT is read (5 vs 3:
+    # no drift); APP_HTTP__RETRY_TIMEOUT, documented only, names no field (DA501).
+    result = analyse("da50x_nested_settings")
+    assert sorted(where(f) for f in result.findings) == [
+        ("DA501", "da50x_nested_settings/.env.example", 4), ("DA502", "da50x_nested_settings/.env", 1)]

@@ -38,6 +38,10 @@ class ClassInfo:
     annotated: set[str] = field(default_factory=set)
     # pydantic-settings fields: (name, default expr, alias names, span)
     settings_fields: list[tuple[str, Expr | None, list[str], Any]] = field(default_factory=list)
+    env_nested_delimiter: str | None = None  # pydantic-settings: `PREFIX_GROUP__FIELD` reads a nested model
+    field_types: dict[str, str] = field(default_factory=dict)  # annotated field -> its type (py:…)
+    # every annotated field with a value (a nested model's defaults): (name, default expr, span)
+    model_fields: list[tuple[str, Expr | None, Any]] = field(default_factory=list)
 
     @property
     def type_name(self) -> str:

@@ -130,6 +130,10 @@ class Extractor(ExprMixin):
         if cls is not None and isinstance(node.target, cst.Name):
             name = node.target.value
             cls.annotated.add(name)
+            if type_name:
+                cls.field_types[name] = type_name
+            if not cls.is_settings:
+                cls.model_fields.append((name, value, span))
             if cls.is_settings and name != "model_config" and not (type_name or "").endswith("ClassVar"):
                 default, aliases = _settings_default(node.value, value)
                 cls.settings_fields.append((name, default, aliases, span))
@@ -274,9 +278,10 @@ class Extractor(ExprMixin):
                 continue
             name = t.target.value
             if name == "model_config":
-                prefix = _env_prefix_of(node.value)
+                prefix = _config_string(node.value, "env_prefix")
                 if prefix is not None:
                     cls.env_prefix = prefix
+                cls.env_nested_delimiter = _config_string(node.value, "env_nested_delimiter")
             elif name == "env_prefix" and value.get("k") == "str" and self.scope.parent is not None \
                     and self.scope.parent.cls is not None:
                 self.scope.parent.cls.env_prefix = value["v"]
@@ -333,6 +338,22 @@ class Extractor(ExprMixin):
             expr = {"k": "env", "name": {"k": "str", "v": env_names[0]}, "default": default,
                     "at": [span.line, span.column]}
             self.facts.bindings.append(Binding(f"{cls.sym}.{name}", expr, span, function))
+            nested = self.classes.get("sym:" + cls.field_types.get(name, ""))
+            if cls.env_nested_delimiter and nested is not None and not aliases:
+                # `llm: LLMSettings` with env_nested_delimiter="__": PREFIX_LLM__TIMEOUT sets llm.timeout
+                # (the env read, with the model's default, replaces the plain default binding)
+                replaced = {f"{nested.sym}.{f}" for f, _, _ in nested.model_fields}
+                self.facts.bindings = [b for b in self.facts.bindings
+                                       if not (b.sym in replaced and b.function is None)]
+                for field_name, field_default, field_span in nested.model_fields:
+                    env_name = f"{prefix}{name}{cls.env_nested_delimiter}{field_name}".upper()
+                    if env_name not in self.env_seen:
+                        self.env_seen.add(env_name)
+                        self.facts.env_names_read.append(env_name)
+                    self.facts.bindings.append(Binding(
+                        f"{nested.sym}.{field_name}",
+                        {"k": "env", "name": {"k": "str", "v": env_name}, "default": field_default,
+                         "at": [field_span.line, field_span.column]}, field_span, function))
 
     # -- functions ----------------------------------------------------------------------
     def _funcdef(self, node: cst.FunctionDef) -> None:
@@ -577,15 +598,16 @@ def _strings(node: Any) -> list[str]:
     return []
 
 
-def _env_prefix_of(node: Any) -> str | None:
+def _config_string(node: Any, key: str) -> str | None:
+    """A string setting of `SettingsConfigDict(key=…)` / `{"key": …}`."""
     if isinstance(node, cst.Call):
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "env_prefix":
+            if arg.keyword is not None and arg.keyword.value == key:
                 found = _strings(arg.value)
                 return found[0] if found else None
     if isinstance(node, cst.Dict):
         for element in node.elements:
-            if isinstance(element, cst.DictElement) and _strings(element.key) == ["env_prefix"]:
+            if isinstance(element, cst.DictElement) and _strings(element.key) == [key]:
                 found = _strings(element.value)
                 return found[0] if found else None
     return None
