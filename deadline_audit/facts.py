@@ -114,6 +114,7 @@ class FunctionFact:
     # Structural features the graph and checks read (lease detection, handlers):
     timer_params: list[int] = field(default_factory=list)  # params used as a timer/ticker/sleep duration
     called_params: list[int] = field(default_factory=list)  # params called or awaited (the operation)
+    called_with_args: list[int] = field(default_factory=list)  # Go: those called with arguments (`op(ctx)`, not `alive()`)
     vocabulary: list[str] = field(default_factory=list)  # catalog words seen in the body (renew, heartbeat, …)
     uses: list[Expr] = field(default_factory=list)  # field/attribute reads in the body (`c.httpClient`)
     is_async: bool = False

@@ -727,7 +727,10 @@ class TimeoutGraph:
                 called |= _closure_called_params(self, closure, fn)
                 timer |= _closure_timer_params(self, closure, fn)
             if timer and called - timer and (words & set(fn.vocabulary) or _names_word(sym, words)):
-                helpers[sym] = (min(timer), min(called - timer))
+                # the operation is given arguments (`op(ctx)`); a parameter called bare
+                # (`alive()`, `progress()`: a probe the renewal asks) is not it
+                ops = called - timer
+                helpers[sym] = (min(timer), min((ops & set(fn.called_with_args)) or ops))
         for entry in self.catalog.entries("go", "leases") + self.catalog.entries("python", "leases"):
             for sym in self.functions:
                 if _matches_any(sym, entry.get("func")):

@@ -215,3 +215,14 @@ def test_a_context_manager_class_holding_a_lease():
     f = finding_at(result, "DA101", "scribe/transcribe.py", 9)
     assert "120 s ≤ the lease 120 s" in f.message
     assert [rel(r.location) for r in f.related] == [("da101_class_lease/scribe/transcribe.py", 15)]
+
+
+def test_a_lease_helper_whose_keeper_asks_a_probe_parameter():
+    # fixtures/da101_probe_helper: withLease(ctx, cli, ttl, alive, fn) renews an etcd lease in
+    # a goroutine that calls `alive()` (a bare probe) and runs `fn(ctx)` (the operation, given
+    # arguments). The step's WithTimeout reads the same unresolved StepBudget as the lease.
+    result = analyse("da101_probe_helper")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_probe_helper/steps/run.go", 31)]
+    f = finding_at(result, "DA101", "steps/run.go", 31)
+    assert "come from the same value" in f.message
+    assert [rel(r.location) for r in f.related] == [("da101_probe_helper/steps/run.go", 25)]

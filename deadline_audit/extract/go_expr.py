@@ -361,7 +361,12 @@ class GoExprs:
             if hit is not None:
                 args = [self.ex(a, store) for a in arg_nodes]
                 self.called(hit[0])
-                if hit[0] in self.func_locals:  # a func held in a local (`fetch := func…`)
+                outer = self.param_of.get(hit[0])
+                if outer is not None and arg_nodes and outer[1] not in outer[0].fact.called_with_args:
+                    outer[0].fact.called_with_args.append(outer[1])
+                if hit[0] in self.func_locals or outer is not None and outer[0] is not self.fn:
+                    # a func held in a local (`fetch := func…`), or an enclosing function's
+                    # parameter called in a closure (`go func() { … alive() … }()`)
                     self.call_fact({"k": "ref", "sym": hit[0]}, node, args, flag, at)
                 return self.unknown(node)
             if name in ("min", "max") and name not in self.func_results:
