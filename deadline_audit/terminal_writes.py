@@ -259,6 +259,11 @@ class TerminalWrites:
         # whose own write is judged where it is made; a thin wrapper around one call we
         # cannot read (a store method posting to its backend) leaves it to the name
         if self.is_terminal(*relevant[0]):
+            # a write first, then work with the same ctx (`if bad { record(ctx); return }`
+            # … `apply(ctx)` … `record(ctx)`): an operation whose writes are judged inside it
+            if any(not call.in_defer and self.name_of(call).lower() not in self._persist
+                   and not self.is_terminal(call, cpath) for call, cpath in relevant[1:]):
+                return False  # (committing the write, `tx.Commit(ctx)`, is part of it)
             return True
         return False if len(relevant) > 1 else None
 

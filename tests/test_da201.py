@@ -199,3 +199,17 @@ def test_python_work_awaited_from_a_library_then_the_write_in_the_same_scope():
     # `conn.execute` runs). Silent: mark_unknown in the except, and a write after the scope.
     result = analyse("da201_py_gather")
     assert da201_findings(result) == [("DA201", "da201_py_gather/ingest/batches.py", 18)]
+
+
+def test_go_writes_through_sqlx_upserts_and_an_early_record():
+    # fixtures/da201_sqlx: a store method writing through sqlx's ExecContext (a library call
+    # given the context) under the request's context (flagged), under WithoutCancel (silent);
+    # a consumer whose process() records `skipped` early with the loop's context, then
+    # bounds the work and records its outcome (an upsert: ON CONFLICT … DO UPDATE SET
+    # status) with the same deadline context (flagged at :41). process() does work after its
+    # first write, so it is no write helper that would hide the second.
+    result = analyse("da201_sqlx")
+    assert da201_findings(result) == [
+        ("DA201", "da201_sqlx/events/consumer.go", 41),
+        ("DA201", "da201_sqlx/orders/handlers.go", 14),
+    ]

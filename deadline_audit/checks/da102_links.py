@@ -298,11 +298,14 @@ def _streamed_calls_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
     if key not in graph._memo:
         methods = set(graph.catalog.table("go", "streaming").get("methods", ()))
         index: dict[str, list[Stream]] = {}
+        seen: set[tuple[str, int, int]] = set()  # a call given a context is a fact and a binding
 
         def add(callee: Expr, fn_sym: str | None, path: str, line: int, col: int) -> None:
             name = callee.get("name")
-            if callee.get("k") != "method" or name not in methods or graph.lang.get(path) != "go":
+            if callee.get("k") != "method" or name not in methods or graph.lang.get(path) != "go" \
+                    or (path, line, col) in seen:
                 return
+            seen.add((path, line, col))
             stream = Stream(_short(fn_sym or ""), f"a streamed call ({name}) through this client", path, line, col)
             for x in receiver_chain(callee):
                 holder = graph.resolve_sym(x, Ctx(path))

@@ -429,8 +429,10 @@ class GoExprs:
                 self.call_sites(specs, node, arg_nodes, args, store)
             ext_type = ot is not None and ot not in self.struct_fields and not self.is_module(ot.rsplit(".", 1)[0]) \
                 and "." in ot
-            if ext_type and not specs:
+            if ext_type and not specs and not self.takes_context(arg_nodes):
                 return {"k": "call", "fn": callee, "args": args, "at": at}
+            # (a library call given a context is kept: `s.db.ExecContext(ctx, …)` through sqlx
+            # is where a helper hands its ctx on, and its SQL may record a final state)
             return self.call_fact(callee, node, args, flag, at)
         if ft == "func_literal":
             callee = self.func_literal(fnode)
@@ -443,6 +445,13 @@ class GoExprs:
         for a in arg_nodes:
             self.ex(a, store)
         return self.unknown(node)
+
+    def takes_context(self, arg_nodes: list[Any]) -> bool:
+        """Is the first argument a context (a `context.Context` local or parameter)?"""
+        if not arg_nodes or arg_nodes[0].type != "identifier":
+            return False
+        hit = self.lookup(self.text(arg_nodes[0]))
+        return hit is not None and hit[1] == "context.Context"
 
     def called(self, sym: str) -> None:
         p = self.param_of.get(sym)
