@@ -174,10 +174,15 @@ def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, 
 
 
 def _op_text(expr: Expr) -> str:
+    """`90 * 60 * 1000` as written (numbers and arithmetic only)."""
+    if expr.get("k") == "num":
+        return f"{expr['v']:g}"
     args = expr.get("args") or []
     sign = {"mul": "*", "add": "+", "sub": "-", "div": "/"}.get(expr.get("op", ""))
-    if sign and len(args) == 2 and all(a.get("k") == "num" for a in args):
-        return f"{args[0]['v']:g} {sign} {args[1]['v']:g}"
+    if expr.get("k") == "op" and sign and len(args) == 2:
+        left, right = _op_text(args[0]), _op_text(args[1])
+        if "an expression" not in (left, right):
+            return f"{left} {sign} {right}"
     return "an expression"
 
 

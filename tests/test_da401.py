@@ -167,3 +167,13 @@ def test_computed_constant_origin_and_a_decoding_wrapper_default():
     assert "falls back to 2 min" in finding_at(result, "DA402", "jobs/table.go", 27).message
     assert "sent in milliseconds and converted here as seconds" in \
         finding_at(result, "DA403", "runner/runner.go", 18).message
+
+
+def test_a_millisecond_constant_is_the_origin_of_what_is_cut():
+    # fixtures/da401_ms_constant: FULL_EXPORT_DEADLINE_MS = 90 * 60 * 1000 sent as
+    # `deadline_ms`, clamped by the worker at 45 min: reported at the constant, read in the
+    # unit its name states; the 20 min delta export is under the ceiling.
+    result = analyse("da401_ms_constant")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_ms_constant/platform/exporter/limits.py", 3)]
+    f = finding_at(result, "DA401", "exporter/limits.py", 3)
+    assert "90 min (FULL_EXPORT_DEADLINE_MS = 90 * 60 * 1000)" in f.message and "45 min" in f.message

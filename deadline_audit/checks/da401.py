@@ -98,7 +98,9 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
             if received <= top[1] * (1 + _EPS):
                 continue
             sender_ctx = Ctx(p.path, fn=p.function)
-            origin = w.best_origin(w.origins(graph, value, sender_ctx, "s"), received)
+            # the sender's number is in the unit its name states (`deadline_ms`), seconds else
+            sender_unit = w.name_unit(key) or w.name_unit(w.expr_name(graph, value, sender_ctx)) or "s"
+            origin = w.best_origin(w.origins(graph, value, sender_ctx, sender_unit), received)
             if origin is None:
                 at = value.get("at")
                 loc = Location(p.path, at[0], at[1]) if at else p.location
