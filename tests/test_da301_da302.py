@@ -155,3 +155,15 @@ def test_timeouts_before_anything_was_sent_go():
     result = analyse("da302_before_send")
     assert rule_findings(result, "DA302") == [("DA302", "da302_before_send/dispatch/send.go", 29)]
     assert rule_findings(result, "DA301") == []
+
+
+def test_render_states_of_remote_print_jobs_and_attrs_factory_defaults():
+    # fixtures/py_attrs_render: `RenderState` names the outcome of remote print jobs (a
+    # `.get(code, RenderState.FAILED)` fallback: DA301); the digest's deadline is an attrs
+    # field whose `factory=lambda: …` reads the environment (20 s), around a streamed
+    # completion (DA102).
+    result = analyse("py_attrs_render")
+    assert sorted((f.rule_id, f.location.path.split("py_attrs_render/")[-1], f.location.line)
+                  for f in result.findings) == [
+        ("DA102", "press/digest.py", 14), ("DA301", "press/outcomes.py", 21)]
+    assert "20 s" in finding_at(result, "DA102", "press/digest.py", 14).message

@@ -132,6 +132,7 @@ class Extractor(ExprMixin):
             cls.annotated.add(name)
             if type_name:
                 cls.field_types[name] = type_name
+            value = _field_default(node.value, value)  # `x: float = attrs.field(factory=…)`
             if not cls.is_settings:
                 cls.model_fields.append((name, value, span))
             if cls.is_settings and name != "model_config" and not (type_name or "").endswith("ClassVar"):
@@ -570,6 +571,25 @@ def _store_of(slot: tuple[str, Any]) -> Expr | None:
     if slot[0] == "sym":
         return {"k": "ref", "sym": slot[1][0]}
     return None
+
+
+_FIELD_CALLS = frozenset({"field", "ib", "attrib", "Field"})  # dataclasses / attrs / pydantic field()
+
+
+def _field_default(node: Any, value: Expr | None) -> Expr | None:
+    """A class field declared through a field call: its default (`attrs.field(default=30)`,
+    `dataclasses.field(default=30)`), or a call of its factory (`factory=lambda: env(…)`,
+    `default_factory=load_budget`), which the graph evaluates through the factory's returns."""
+    if not isinstance(node, cst.Call) or value is None or value.get("k") != "call" or \
+            (name_chain(node.func) or [""])[-1] not in _FIELD_CALLS:
+        return value
+    kw = value.get("kw") or {}
+    if "default" in kw:
+        return kw["default"]
+    factory = kw.get("factory") or kw.get("default_factory")
+    if factory is not None and factory.get("k") in ("fnref", "ref", "ext"):
+        return {"k": "call", "fn": factory, "args": [], "kw": {}, "at": value.get("at")}
+    return value
 
 
 def _settings_default(node: Any, value: Expr | None) -> tuple[Expr | None, list[str]]:
