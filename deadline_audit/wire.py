@@ -792,6 +792,18 @@ def clamp_ctx(graph: TimeoutGraph, clamp: Clamp) -> Ctx:
                (path, call.span.line, call.span.column), clamp.function)
 
 
+def called_returns(graph: TimeoutGraph, call: Expr, ctx: Ctx, seen: set) -> list[tuple[Expr, Ctx]]:
+    """The return expressions of the program function a call runs (each function once per
+    walk: `seen`), with the context to read them in."""
+    callee = graph.resolve_callee(call.get("fn"), ctx)
+    if not callee or callee in seen:
+        return []
+    seen.add(callee)
+    fn, path = graph.functions[callee]
+    inner = Ctx(path, fn=callee)
+    return [(r, inner) for r in fn.returns]
+
+
 def feeders(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int = 0, seen: set | None = None,
             out: set | None = None) -> set[str]:
     """The symbols that feed `expr`: what `mentions` looks for, collected once. A field
@@ -830,13 +842,8 @@ def feeders(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int = 0, se
                         for b, _ in graph.bindings.get(sym, ())[:8]:
                             feeders(graph, b.expr, ctx, depth + 1, seen, out)
             elif k == "call":
-                callee = graph.resolve_callee(sub.get("fn"), ctx)
-                if callee and callee not in seen:
-                    seen.add(callee)
-                    fn, path = graph.functions[callee]
-                    inner = Ctx(path, fn=callee)
-                    for r in fn.returns:
-                        feeders(graph, r, inner, depth + 1, seen, out)
+                for r, inner in called_returns(graph, sub, ctx, seen):
+                    feeders(graph, r, inner, depth + 1, seen, out)
         for value in sub.values():
             if isinstance(value, (dict, list)):
                 stack.append(value)

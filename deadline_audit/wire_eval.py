@@ -15,6 +15,7 @@ from deadline_audit.facts import Binding, Expr, Span
 from deadline_audit.findings import Location
 from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, _walk, to_seconds
 from deadline_audit.wire import (  # noqa: F401 - re-exported for the checks
+    called_returns,
     _GO_DURATION,
     _GO_NUMBER_TYPES,
     Clamp,
@@ -85,13 +86,8 @@ def mentions(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, target: str, dept
                     if mentions(graph, b.expr, ctx, target, depth + 1, seen):
                         return True
         elif k == "call":
-            callee = graph.resolve_callee(sub.get("fn"), ctx)
-            if callee and callee not in seen:
-                seen.add(callee)
-                fn, path = graph.functions[callee]
-                inner = Ctx(path, fn=callee)
-                if any(mentions(graph, r, inner, target, depth + 1, seen) for r in fn.returns):
-                    return True
+            if any(mentions(graph, r, inner, target, depth + 1, seen) for r, inner in called_returns(graph, sub, ctx, seen)):
+                return True
     return False
 
 

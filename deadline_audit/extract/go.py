@@ -18,7 +18,7 @@ from deadline_audit.collector import collector_paused
 from deadline_audit.extract.go_marks import MarkTree, run_marker_passes, shared_query
 from deadline_audit.extract.go_expr import _OPS, FnFrame, GoExprs
 from deadline_audit.extract.go_query import GO, FileMatches
-from deadline_audit.extract.go_scripts import is_script_text, script_knowledge
+from deadline_audit.extract.go_scripts import is_script_text
 from deadline_audit.extract.go_types import _BUILTIN_TYPES, GoTypes
 from deadline_audit.extract.go_text import (
     GoCatalog,
@@ -62,7 +62,7 @@ class _GoFile(GoExprs, GoTypes):
         self.pkg_vars: dict[str, str | None] = {}  # package var/const → type
         self.str_consts: dict[str, str] = {}  # package const → string value
         self.scripts: dict[str, Any] = {}  # package var → the text node of its `redis.NewScript(…)`
-        self.script_kb = script_knowledge(cat.catalog)
+        self.script_kb = cat.scripts
         self.fn: FnFrame | None = None
         self.param_of: dict[str, tuple[FnFrame, int]] = {}  # param sym → (function, index)
         self.derived: dict[str, set[tuple[int, int]]] = {}  # local sym → {(id(fn), index)}

@@ -265,12 +265,10 @@ class GoExprs:
         group = None
         for el in body.named_children:
             if el.type == "keyed_element":
-                key = el.child_by_field_name("key")
-                val = el.child_by_field_name("value")
-                if key is None or val is None:
+                parts = _keyed(el)
+                if parts is None:
                     continue
-                kn = key.named_children[0] if key.type == "literal_element" and key.named_children else key
-                vn = val.named_children[0] if val.type == "literal_element" and val.named_children else val
+                kn, vn = parts
                 if qt is not None and kn.type in ("identifier", "field_identifier"):
                     fname = self.text(kn)
                     fsym = "sym:go:" + qt + "." + fname
@@ -304,12 +302,10 @@ class GoExprs:
         items: list[Expr] = []
         for el in body.named_children:
             if el.type == "keyed_element":
-                key = el.child_by_field_name("key")
-                val = el.child_by_field_name("value")
-                if key is None or val is None:
+                parts = _keyed(el)
+                if parts is None:
                     continue
-                kn = key.named_children[0] if key.type == "literal_element" and key.named_children else key
-                vn = val.named_children[0] if val.type == "literal_element" and val.named_children else val
+                kn, vn = parts
                 if kn.type not in ("identifier", "field_identifier"):
                     self.sx(kn)
                 items.append(self.e_untyped_composite(vn, vn, store) if vn.type == "literal_value" else self.ex(vn, store))
@@ -525,3 +521,12 @@ class GoExprs:
             args, {}, False, flag == "in_go", flag == "in_defer"))
         return {"k": "call", "fn": callee, "args": args, "at": at}
 
+
+def _keyed(el: Any) -> tuple[Any, Any] | None:
+    """(key, value) nodes of a `key: value` element, unwrapped from their literal_element."""
+    key, val = el.child_by_field_name("key"), el.child_by_field_name("value")
+    if key is None or val is None:
+        return None
+    kn = key.named_children[0] if key.type == "literal_element" and key.named_children else key
+    vn = val.named_children[0] if val.type == "literal_element" and val.named_children else val
+    return kn, vn

@@ -51,19 +51,5 @@ class ScriptKnowledge:
         return [(self.sites[m.group(1).upper()], 3 + int(m.group(2)) - 1) for m in self._pattern.finditer(text)]
 
 
-_KNOWLEDGE: dict[int, tuple[Catalog, ScriptKnowledge]] = {}
-
-
-def script_knowledge(catalog: Catalog) -> ScriptKnowledge:
-    hit = _KNOWLEDGE.get(id(catalog))
-    if hit is not None and hit[0] is catalog:
-        return hit[1]
-    found = ScriptKnowledge(catalog)
-    if len(_KNOWLEDGE) > 8:
-        _KNOWLEDGE.clear()
-    _KNOWLEDGE[id(catalog)] = (catalog, found)
-    return found
-
-
 def is_script_text(node: Any) -> bool:
     return node is not None and node.type in ("interpreted_string_literal", "raw_string_literal")

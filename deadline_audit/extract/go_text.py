@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deadline_audit.catalog import Catalog, SiteSpec
+from deadline_audit.extract.go_scripts import ScriptKnowledge
 from deadline_audit.facts import FileFacts, InputProblem, Span
 
 # --- positions -------------------------------------------------------------------------
@@ -229,6 +230,7 @@ class GoCatalog:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
+        self.scripts = ScriptKnowledge(catalog)  # Redis Lua scripts (go_scripts.py)
         self.constants = {k: float(v) for k, v in catalog.constants("go").items()}
         self.field_types = catalog.field_site_types("go")
         self._field: dict[tuple[str, str], list[SiteSpec]] = {}
