@@ -167,3 +167,12 @@ def test_render_states_of_remote_print_jobs_and_attrs_factory_defaults():
                   for f in result.findings) == [
         ("DA102", "press/digest.py", 14), ("DA301", "press/outcomes.py", 21)]
     assert "20 s" in finding_at(result, "DA102", "press/digest.py", 14).message
+
+
+def test_reservations_at_a_remote_channel_manager_are_work():
+    # fixtures/da30x_bookings: ReservationState names the outcome of a hold asked of a hotel's
+    # channel manager (work nouns: booking, reservation, shipment, carrier are catalog data):
+    # a reply-code switch that defaults to failed (DA301) and a deadline mapped to failed (DA302).
+    result = analyse("da30x_bookings")
+    assert rule_findings(result, "DA301") == [("DA301", "da30x_bookings/hotels/outcome.go", 25)]
+    assert rule_findings(result, "DA302") == [("DA302", "da30x_bookings/hotels/outcome.go", 36)]
