@@ -50,6 +50,7 @@ class PyIndex:
     catalog: Catalog
     external_roots: frozenset[str]
     settings_bases: frozenset[str]
+    field_calls: dict[str, tuple[str, ...]]  # catalog [fields]: calls, default_keywords, factory_keywords
     timedelta_funcs: tuple[str, ...]
     timedelta_keywords: dict[str, float]
     timedelta_positional: tuple[str, ...]
@@ -187,6 +188,7 @@ def _build(catalog: Catalog) -> PyIndex:
         catalog=catalog,
         external_roots=frozenset(roots),
         settings_bases=settings_bases,
+        field_calls={k: tuple(v) for k, v in catalog.file("python").get("fields", {}).items()},
         timedelta_funcs=td_funcs,
         timedelta_keywords={k: float(v) for k, v in dict(td.get("keywords", {})).items()},
         timedelta_positional=tuple(td.get("positional", ())),

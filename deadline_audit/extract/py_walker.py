@@ -132,7 +132,7 @@ class Extractor(ExprMixin):
             cls.annotated.add(name)
             if type_name:
                 cls.field_types[name] = type_name
-            value = _field_default(node.value, value)  # `x: float = attrs.field(factory=…)`
+            value = _field_default(node.value, value, self.idx.field_calls)  # `x: float = attrs.field(factory=…)`
             if not cls.is_settings:
                 cls.model_fields.append((name, value, span))
             if cls.is_settings and name != "model_config" and not (type_name or "").endswith("ClassVar"):
@@ -573,20 +573,18 @@ def _store_of(slot: tuple[str, Any]) -> Expr | None:
     return None
 
 
-_FIELD_CALLS = frozenset({"field", "ib", "attrib", "Field"})  # dataclasses / attrs / pydantic field()
-
-
-def _field_default(node: Any, value: Expr | None) -> Expr | None:
-    """A class field declared through a field call: its default (`attrs.field(default=30)`,
-    `dataclasses.field(default=30)`), or a call of its factory (`factory=lambda: env(…)`,
+def _field_default(node: Any, value: Expr | None, spec: dict[str, tuple[str, ...]]) -> Expr | None:
+    """A class field declared through a field call (catalog python.toml `[fields]`): its
+    default (`attrs.field(default=30)`), or a call of its factory (`factory=lambda: env(…)`,
     `default_factory=load_budget`), which the graph evaluates through the factory's returns."""
     if not isinstance(node, cst.Call) or value is None or value.get("k") != "call" or \
-            (name_chain(node.func) or [""])[-1] not in _FIELD_CALLS:
+            (name_chain(node.func) or [""])[-1] not in spec.get("calls", ()):
         return value
     kw = value.get("kw") or {}
-    if "default" in kw:
-        return kw["default"]
-    factory = kw.get("factory") or kw.get("default_factory")
+    default = next((kw[k] for k in spec.get("default_keywords", ()) if k in kw), None)
+    if default is not None:
+        return default
+    factory = next((kw[k] for k in spec.get("factory_keywords", ()) if k in kw), None)
     if factory is not None and factory.get("k") in ("fnref", "ref", "ext"):
         return {"k": "call", "fn": factory, "args": [], "kw": {}, "at": value.get("at")}
     return value
