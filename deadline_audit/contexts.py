@@ -50,6 +50,7 @@ class Origin:
 
 
 UNKNOWN = Origin("unknown")
+_SYMBOL_BUDGET = 4000  # symbols one origin query may look at
 _RANK = {"request": 3, "deadline": 2, "detached": 1, "unknown": 0}
 
 
@@ -63,6 +64,7 @@ class _Use:
 
 class ContextFlow:
     def __init__(self, graph: TimeoutGraph) -> None:
+        self._budget = _SYMBOL_BUDGET
         self.graph = graph
         k = graph.catalog.file("terminal_writes").get("go", {})
         self.request_contexts = [(e["type"], tuple(e["chain"])) for e in k.get("request_contexts", ())]
@@ -111,6 +113,7 @@ class ContextFlow:
 
     # -- the query --------------------------------------------------------------------
     def origin(self, expr: Expr | None, path: str, fn: str | None, line: int) -> Origin:
+        self._budget = _SYMBOL_BUDGET
         return self._origin(expr, _Use(path, fn, line), 0, frozenset())
 
     def origin_in_callee(self, expr: Expr | None, callee: str, line: int, args: list[Expr],
@@ -120,6 +123,7 @@ class ContextFlow:
         fn, path = self.graph.functions[callee]
         caller = _Use(caller_path, caller_fn, caller_line)
         subst = {p: (a, caller) for p, a in zip(fn.params, args)}
+        self._budget = _SYMBOL_BUDGET
         return self._origin(expr, _Use(path, callee, line, subst), 0, frozenset())
 
     def _origin(self, expr: Expr | None, use: _Use, depth: int, seen: frozenset) -> Origin:
@@ -242,12 +246,14 @@ class ContextFlow:
         if sym in use.subst:
             arg, caller = use.subst[sym]
             return self._origin(arg, caller, depth + 1, seen)
-        # keyed by the line of the use: `ctx, cancel = context.WithTimeout(ctx, d)` reads the
-        # binding before it, which is no cycle
-        key = (sym, use.line)
-        if key in seen:
+        # `ctx, cancel = context.WithTimeout(ctx, d)` reads the binding before it, which is no
+        # cycle: a symbol is met again only at a strictly earlier line (so the walk ends), and
+        # within a budget of symbols per query (so a long function of rebindings stays cheap)
+        earlier = [e[1] for e in seen if e.__class__ is tuple and e[0] == sym]
+        self._budget -= 1
+        if earlier and use.line >= min(earlier) or self._budget < 0:
             return UNKNOWN
-        seen = seen | {key}
+        seen = seen | {(sym, use.line)}
         graph = self.graph
         decl = graph.decls.get(sym)
         if decl is not None and decl.type in self.nil_done:
