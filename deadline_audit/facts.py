@@ -300,6 +300,15 @@ def truthy(expr: Expr | None) -> bool:
     return str(text).rsplit(".", 1)[-1] not in ("False", "None", "0", "", "false")
 
 
+def same_expr(a: Any, b: Any) -> bool:
+    """Two expressions that say the same thing, wherever they are written (`at` ignored)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(same_expr(a.get(k), b.get(k)) for k in (set(a) | set(b)) - {"at"})
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_expr(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 def walk_exprs(expr: Any) -> Iterator[Expr]:
     """Every sub-expression (a dict whose kind `k` is a string), pre-order. A call's
     keywords are a dict too, and a keyword may be named `k`: the string test tells them apart."""

@@ -85,6 +85,7 @@ class TerminalWrites:
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
         self._readers = tuple(go.get("context_readers", ()))
+        self._value_methods = frozenset(go.get("context_value_methods", ()))
         self.graph = graph
         self._writer: dict[str, bool] = {}
         self._name_shapes: dict[str, tuple | None] = {}
@@ -303,7 +304,7 @@ class TerminalWrites:
         exprs = [{"k": "call", "fn": c.callee} for c, _ in graph.calls_in.get(fn_sym, ())]
         exprs += [b.expr for _, b, _ in graph.bindings_by_function().get(fn_sym, ())] + list(fn.returns)
         return any(sub.get("k") == "call" and (sub.get("fn") or {}).get("k") == "method"
-                   and sub["fn"].get("name") == "Value" and self._derives_from(sub["fn"].get("x"), fn_sym, params, 0)
+                   and sub["fn"].get("name") in self._value_methods and self._derives_from(sub["fn"].get("x"), fn_sym, params, 0)
                    for e in exprs for sub in walk_exprs(e))
 
     def _detaches(self, fn_sym: str) -> bool:

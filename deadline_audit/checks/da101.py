@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
-from deadline_audit.facts import CallFact, receiver_chain, truthy
+from deadline_audit.facts import CallFact, receiver_chain, same_expr, truthy
 from deadline_audit.findings import Finding, Related
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
 
@@ -269,18 +269,10 @@ def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
 def _same_value(graph: TimeoutGraph, a, b) -> str | None:
     """What two unresolved sites both hold: the same expression, or one source reaching
     both unchanged."""
-    if a.value and a.value.get("k") in ("ref", "field") and _strip_at(a.value) == _strip_at(b.value):
+    if a.value and a.value.get("k") in ("ref", "field") and same_expr(a.value, b.value):
         return f"both read {_name_of(a.value)}"
     common = _common_identity_source(graph, a.id, b.id)
     return f"both come from {graph.g.nodes[common].get('label', common)} unchanged" if common else None
-
-
-def _strip_at(expr):
-    if isinstance(expr, dict):
-        return {k: _strip_at(v) for k, v in expr.items() if k != "at"}
-    if isinstance(expr, list):
-        return [_strip_at(v) for v in expr]
-    return expr
 
 
 def _name_of(expr: dict) -> str:

@@ -90,9 +90,9 @@ def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) ->
         sym = graph.resolve_sym(expr, ctx) if k in ("ref", "field") else None
         if sym is None:
             return None
-        served = f"sym:go:{graph.type_of(expr, ctx)}.ServeHTTP"  # a handler object (`relay := NewSSERelay(…)`)
-        if served in graph.functions:
-            return {served}
+        served = _serving_methods(graph, graph.type_of(expr, ctx))  # a handler object (`relay := NewSSERelay(…)`)
+        if served:
+            return served
         if sym == f"sym:go:{_default_mux(graph)}":
             sym = f"{sym}@{_module_of(graph, ctx.path)}"
         routes = _routes(graph).get(sym)
@@ -101,8 +101,7 @@ def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) ->
         binds = graph.bindings.get(sym, ())[:4]
         return _union(handlers_of(graph, b.expr, Ctx(p), depth + 1) for b, p in binds) if binds else None
     if k == "obj":  # `&SSERelay{…}`: a value whose type serves HTTP itself
-        method = f"sym:go:{expr.get('type')}.ServeHTTP"
-        return {method} if method in graph.functions else None
+        return _serving_methods(graph, expr.get("type")) or None
     if k == "call":
         callee = expr.get("fn") or {}
         target = graph.resolve_callee(callee, ctx)
@@ -115,6 +114,15 @@ def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) ->
             return None
         return _union(parts)
     return None
+
+
+def _serving_methods(graph: TimeoutGraph, type_name: str | None) -> set[str]:
+    """The methods by which a value of `type_name` serves a route (catalog streams.toml
+    `handler_methods`)."""
+    if not type_name:
+        return set()
+    names = graph.catalog.file("streams").get("go", {}).get("handler_methods", ())
+    return {m for m in (f"sym:go:{type_name}.{n}" for n in names) if m in graph.functions}
 
 
 def _union(parts) -> set[str] | None:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from deadline_audit.contexts import ContextFlow, Origin, uses_symbol
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.terminal_writes import TerminalWrites
-from deadline_audit.facts import CallFact, Expr
+from deadline_audit.facts import CallFact, Expr, same_expr
 from deadline_audit.findings import Finding, FlowStep, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 
@@ -82,18 +82,9 @@ def _bound_context(graph: TimeoutGraph, call: CallFact, path: str, setters: set[
 def _known_done(call: CallFact) -> dict | None:
     """The write's own context is already done here (extract/go_marks_ctx.py `ctx_done`)."""
     mark = call.extra.get("ctx_done")
-    if mark and _same(mark.get("ctx"), call.args[0]):
+    if mark and same_expr(mark.get("ctx"), call.args[0]):
         return mark
     return None
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, dict) and isinstance(b, dict):
-        keys = (set(a) | set(b)) - {"at"}
-        return all(_same(a.get(k), b.get(k)) for k in keys)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
 
 
 def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, write: CallFact,

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.durations import Quantity
+from deadline_audit.facts import same_expr
 from deadline_audit.graph import Ctx, TimeoutGraph, _walk
 from deadline_audit import wire_eval as w
 
@@ -52,7 +53,7 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
         # `sent or self.default`: the default arm reaches the clamp whenever nothing is sent
         alts += [(arg, a_ctx) for alt, a_ctx in list(alts) if alt.get("k") == "or" for arg in alt.get("args") or ()]
         for alt, alt_ctx in alts:
-            if _same(alt, clamp.bound) or (linked and w.feeders(graph, alt, alt_ctx) & linked):
+            if same_expr(alt, clamp.bound) or (linked and w.feeders(graph, alt, alt_ctx) & linked):
                 continue
             value = graph.seconds(alt, alt_ctx, unit, "effective")
             if value is None or value <= ceiling * (1 + _EPS):
@@ -108,11 +109,6 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
             yield _finding(graph, origin, received, top[1], top[2],
                            f"is sent as `{key}` {w.sent_from(graph, link)} to {w.type_label(graph, s)}, "
                            f"which clamps it")
-
-
-def _same(a: dict, b: dict) -> bool:
-    strip = lambda e: {k: v for k, v in e.items() if k != "at"} if isinstance(e, dict) else e  # noqa: E731
-    return strip(a) == strip(b)
 
 
 def _short(sym: str) -> str:

@@ -331,14 +331,8 @@ class Extractor(ExprMixin):
         function = self.func.fact.sym if self.func is not None else None
         for name, default, aliases, span in cls.settings_fields:
             names = aliases or [prefix + name]
-            env_names = [n.upper() for n in names]
-            for env_name in env_names:
-                if env_name not in self.env_seen:
-                    self.env_seen.add(env_name)
-                    self.facts.env_names_read.append(env_name)
-            expr = {"k": "env", "name": {"k": "str", "v": env_names[0]}, "default": default,
-                    "at": [span.line, span.column]}
-            self.facts.bindings.append(Binding(f"{cls.sym}.{name}", expr, span, function))
+            reads = [self.env_expr({"k": "str", "v": n.upper()}, default, span) for n in names]
+            self.facts.bindings.append(Binding(f"{cls.sym}.{name}", reads[0], span, function))
             nested = self.classes.get("sym:" + cls.field_types.get(name, ""))
             if cls.env_nested_delimiter and nested is not None and not aliases:
                 # `llm: LLMSettings` with env_nested_delimiter="__": PREFIX_LLM__TIMEOUT sets llm.timeout
@@ -348,13 +342,8 @@ class Extractor(ExprMixin):
                                        if not (b.sym in replaced and b.function is None)]
                 for field_name, field_default, field_span in nested.model_fields:
                     env_name = f"{prefix}{name}{cls.env_nested_delimiter}{field_name}".upper()
-                    if env_name not in self.env_seen:
-                        self.env_seen.add(env_name)
-                        self.facts.env_names_read.append(env_name)
-                    self.facts.bindings.append(Binding(
-                        f"{nested.sym}.{field_name}",
-                        {"k": "env", "name": {"k": "str", "v": env_name}, "default": field_default,
-                         "at": [field_span.line, field_span.column]}, field_span, function))
+                    read = self.env_expr({"k": "str", "v": env_name}, field_default, field_span)
+                    self.facts.bindings.append(Binding(f"{nested.sym}.{field_name}", read, field_span, function))
 
     # -- functions ----------------------------------------------------------------------
     def _funcdef(self, node: cst.FunctionDef) -> None:
