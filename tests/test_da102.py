@@ -153,3 +153,21 @@ def test_a_handler_object_served_by_a_mux():
     assert rule_findings(result, "DA102") == [("DA102", "da102_handler_object/cmd/relay/main.go", 26)]
     f = finding_at(result, "DA102", "cmd/relay/main.go", 26)
     assert [rel(r.location) for r in f.related] == [("da102_handler_object/relay/events.go", 19)]
+
+
+def test_aiohttp_sessions_handed_to_a_helper_and_settings_built_by_a_classmethod():
+    # fixtures/da102_session_param: MirrorClient keeps two sessions as fields and hands
+    # each to `_copy`, which streams the body: the 120 s total one is flagged, the one
+    # with total=None and sock_read is not. index.py: a session made in `async with` and
+    # passed to a streaming reader (flagged) or to a JSON reader (silent). feed.py: the
+    # total comes from `FeedSettings.from_env()`, a classmethod returning `cls(total_s=…)`.
+    result = analyse("da102_session_param")
+    assert da102(result) == [
+        ("DA102", "da102_session_param/mirror/client.py", 20),
+        ("DA102", "da102_session_param/mirror/feed.py", 17),
+        ("DA102", "da102_session_param/mirror/index.py", 22),
+    ]
+    feed = at(result, "feed.py")
+    assert "90 s" in feed.message
+    assert [rel(r.location) for r in feed.related] == [("da102_session_param/mirror/feed.py", 25)]
+    assert any(step.node == "env:MIRROR_FEED_TOTAL_S" for step in feed.flow)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from analysis_support import FIXTURES, analyse, rel, where
+from analysis_support import FIXTURES, analyse, finding_at, rel, rule_findings, where
 from deadline_audit import pipeline
 from deadline_audit.config import load_config
 
@@ -266,3 +266,14 @@ def test_a_lua_script_that_resets_the_expiry():
     assert "renewal every 30 s" in f.message and "30 s TTL" in f.message
     assert [(rel(r.location), r.message) for r in f.related][0] == (
         ("da103_lua/mutex/mutex.go", 29), "TTL set here (30 s for this object)")
+
+
+def test_a_keeper_loop_paces_the_renewal_not_the_campaign_loop_that_starts_it():
+    # fixtures/da103_keeper_loop: leader.py retries taking the lock every 30 s (= its TTL)
+    # and, once leader, starts a keeper task that reacquires every 10 s: the keeper's loop
+    # paces the renewal, the campaign loop only retries, so silent. watch.py's keeper
+    # thread waits 20 s between reacquires of a 20 s lock: flagged at that wait.
+    result = analyse("da103_keeper_loop")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_keeper_loop/janitor/watch.py", 24)]
+    f = finding_at(result, "DA103", "janitor/watch.py", 24)
+    assert "every 20 s" in f.message and "20 s TTL" in f.message

@@ -104,15 +104,24 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
             entry.periods.append(site.id)  # a ticker made by the loop itself: `for range time.Tick(d)`
         elif site.role == "lease" and site.api in renewing and not site.extra.get("acquires"):
             entry.ttls.append(_site_ttl(graph, site.id, "TTL set here"))
-    helper_ttls = _ttls_by_function(graph, renewing)
-    renews = _renew_markers(graph)
-    ttl_of_renew = _RenewTtls(graph, spec)
     for fn_sym, (fn, path) in graph.functions.items():
         for m in fn.markers:
             if m.get("m") == "loop" and m.get("ticks"):
                 entry = loops.setdefault((fn_sym, f"{m['line']}:{m['col']}"), Loop())
                 for tick in m["ticks"]:
                     entry.periods.extend(tickers.get(graph.resolve_sym(tick, Ctx(path)), ()))
+
+    def paced_elsewhere(fn_sym: str, loop: str | None) -> bool:
+        """A renewal inside a loop of a callee that waits its own period is paced by that
+        loop (a keeper task started by the caller), not by the caller's loop (which may
+        only retry taking the lease)."""
+        inner = loops.get((fn_sym, loop)) if loop else None
+        return inner is not None and bool(inner.periods)
+
+    helper_ttls = _ttls_by_function(graph, renewing)
+    renews = _renew_markers(graph)
+    ttl_of_renew = _RenewTtls(graph, spec)
+    for fn_sym, (fn, path) in graph.functions.items():
         for m, _ in renews.get(fn_sym, ()):
             if m.get("loop"):
                 entry = loops.setdefault((fn_sym, m["loop"]), Loop())
@@ -130,9 +139,10 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
             entry = loops.setdefault((fn_sym, loop), Loop())
             entry.ttls.extend(_store_ttl(graph, spec, call, cpath, target))
             for f in graph.reachable([target], limit=40):
-                entry.ttls.extend(helper_ttls.get(f, ()))
+                entry.ttls.extend(t for t, inner in helper_ttls.get(f, ()) if not paced_elsewhere(f, inner))
                 for m, _ in renews.get(f, ()):
-                    entry.ttls.extend(ttl_of_renew(m, fn_sym))
+                    if not paced_elsewhere(f, m.get("loop")):
+                        entry.ttls.extend(ttl_of_renew(m, fn_sym))
     graph._memo[key] = loops
     return loops
 
@@ -337,11 +347,13 @@ def _unit(graph: TimeoutGraph, site: SiteFact) -> str | None:
     return site.unit or (spec.unit if spec else None)
 
 
-def _ttls_by_function(graph: TimeoutGraph, renewing: set[str]) -> dict[str, list[Ttl]]:
-    found: dict[str, list[Ttl]] = {}
+def _ttls_by_function(graph: TimeoutGraph, renewing: set[str]) -> dict[str, list[tuple[Ttl, str | None]]]:
+    """Renewing lease sites by function: (TTL, the loop of that function they sit in)."""
+    found: dict[str, list[tuple[Ttl, str | None]]] = {}
     for site, _ in graph.sites:
         if site.role == "lease" and site.api in renewing and site.function and not site.extra.get("acquires"):
-            found.setdefault(site.function, []).append(_site_ttl(graph, site.id, "TTL set here"))
+            found.setdefault(site.function, []).append((_site_ttl(graph, site.id, "TTL set here"),
+                                                        site.extra.get("loop")))
     return found
 
 

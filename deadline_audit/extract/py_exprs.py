@@ -538,8 +538,8 @@ class ExprMixin:
                 if self.idx.is_external(entry.sym):
                     return {"k": "ext", "name": entry.sym}, entry.sym, False
                 return {"k": "fnref", "sym": "sym:py:" + entry.sym}, None, False
-            if entry.kind in ("func", "class"):
-                return {"k": "fnref", "sym": entry.sym}, None, False
+            if entry.kind in ("func", "class") or (entry.kind == "self" and entry.sym):
+                return {"k": "fnref", "sym": entry.sym}, None, False  # (`cls(…)` in a classmethod)
             reader = self.env_reader_of(entry, "__call__")  # `env("TIMEOUT", default=30)`
             if reader is not None:
                 return reader

@@ -371,6 +371,8 @@ class Extractor(ExprMixin):
                 cls.methods.add(name)
         is_method = cls is not None and not lambda_ and not any(
             (name_chain(d.decorator) or [""])[-1] == "staticmethod" for d in node.decorators)  # type: ignore[union-attr]
+        is_classmethod = is_method and any(
+            (name_chain(d.decorator) or [""])[-1] == "classmethod" for d in node.decorators)  # type: ignore[union-attr]
         fact = FunctionFact(sym=fsym, span=span, receiver_type=cls.type_name if cls and not lambda_ else None,
                             is_async=not lambda_ and node.asynchronous is not None,  # type: ignore[union-attr]
                             enclosing=enclosing.fact.sym if enclosing is not None else None)
@@ -394,7 +396,9 @@ class Extractor(ExprMixin):
                 type_name = self.type_name(param.annotation.annotation)
             default = self.expr(param.default) if param.default is not None else None
             if i == 0 and is_method and param.star == "":
-                scope.names[pname] = Entry("self", "", cls.type_name)  # type: ignore[union-attr]
+                # a classmethod's `cls` is the class itself: `cls(field=…)` builds one
+                itself = cls.sym if is_classmethod else ""  # type: ignore[union-attr]
+                scope.names[pname] = Entry("self", itself, cls.type_name)  # type: ignore[union-attr]
                 continue
             psym = f"{fsym}.{pname}"
             index = len(fact.params)
