@@ -229,14 +229,35 @@ class TimeoutGraph:
             if callee.get("k") == "fnref":
                 target = callee["sym"]
                 if target in self.functions:
-                    return self.functions[target][0].result_type
+                    return self._result_type(target, depth)
                 decl = self.decls.get(target)
                 if decl is not None and decl.kind in ("class", "type"):
                     return _type_of_sym(target)
                 return None
             sym = self.resolve_callee(callee, ctx, depth + 1)
-            return self.functions[sym][0].result_type if sym else None
+            return self._result_type(sym, depth) if sym else None
         return None
+
+    def _result_type(self, fn_sym: str, depth: int) -> str | None:
+        """A function's declared result type, else the one type its returns build
+        (`def make(): return Client(…)`, a context-manager generator's yield). Memoised."""
+        fn, path = self.functions[fn_sym]
+        if fn.result_type or not fn.returns:
+            return fn.result_type
+        key = ("_result_type", fn_sym)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._active or depth > 12:
+            return None
+        self._active.add(key)
+        try:
+            types = {self.type_of(r, Ctx(path), depth + 1) for r in fn.returns[:4]}
+        finally:
+            self._active.discard(key)
+        types.discard(None)
+        found = types.pop() if len(types) == 1 else None
+        self._memo[key] = found
+        return found
 
     def _symbol_type(self, sym: str, depth: int) -> str | None:
         """A symbol's type: declared, or what its declaration or first bindings build.

@@ -273,7 +273,16 @@ def test_a_keeper_loop_paces_the_renewal_not_the_campaign_loop_that_starts_it():
     # and, once leader, starts a keeper task that reacquires every 10 s: the keeper's loop
     # paces the renewal, the campaign loop only retries, so silent. watch.py's keeper
     # thread waits 20 s between reacquires of a 20 s lock: flagged at that wait.
+    # docs.py: a Keeper dataclass handed the lock sleeps 10 s between reacquires of a lock
+    # whose 12 s TTL comes from `async with services() as s` (an asynccontextmanager
+    # yielding Services(…), its TTL from an unannotated helper): flagged at the sleep.
     result = analyse("da103_keeper_loop")
-    assert rule_findings(result, "DA103") == [("DA103", "da103_keeper_loop/janitor/watch.py", 24)]
+    assert rule_findings(result, "DA103") == [
+        ("DA103", "da103_keeper_loop/janitor/docs.py", 22),
+        ("DA103", "da103_keeper_loop/janitor/watch.py", 24),
+    ]
     f = finding_at(result, "DA103", "janitor/watch.py", 24)
     assert "every 20 s" in f.message and "20 s TTL" in f.message
+    doc = finding_at(result, "DA103", "janitor/docs.py", 22)
+    assert "every 10 s" in doc.message and "12 s TTL" in doc.message
+    assert doc.flow[0].node == "env:JANITOR_DOC_LOCK_TTL_S"

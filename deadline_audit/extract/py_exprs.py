@@ -442,7 +442,9 @@ class ExprMixin:
         if isinstance(value, cst.From):
             self.expr(value.item)
         elif value is not None:
-            self.expr(value)
+            result = self.expr(value)
+            if self.func is not None and self.func.yields_results:
+                self.func.fact.returns.append(result)
         return unknown("yield")
 
     def _lambda(self, node: cst.Lambda) -> Expr:

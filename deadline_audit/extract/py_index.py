@@ -54,6 +54,7 @@ class PyIndex:
     timedelta_funcs: tuple[str, ...]
     timedelta_keywords: dict[str, float]
     timedelta_positional: tuple[str, ...]
+    context_manager_decorators: frozenset[str]
     vocabulary: tuple[str, ...]
     method_names: frozenset[str]  # last attribute of every method-site chain
     method_conversions: dict[str, dict[str, Any]]  # `td.total_seconds()` by method name
@@ -192,6 +193,7 @@ def _build(catalog: Catalog) -> PyIndex:
         timedelta_funcs=td_funcs,
         timedelta_keywords={k: float(v) for k, v in dict(td.get("keywords", {})).items()},
         timedelta_positional=tuple(td.get("positional", ())),
+        context_manager_decorators=frozenset(catalog.file("python").get("context_managers", {}).get("decorators", ())),
         vocabulary=tuple(vocabulary),
         method_names=frozenset(m.rsplit(".", 1)[-1] for s in sites for m in s.methods),
         method_conversions=method_conversions,

@@ -54,6 +54,7 @@ class FuncState:
     param_syms: dict[str, int]  # param symbol -> index in fact.params
     words: list[str] = field(default_factory=list)
     use_keys: set[str] = field(default_factory=set)
+    yields_results: bool = False  # a context-manager generator: what it yields, `with … as` binds
 
 
 @dataclass

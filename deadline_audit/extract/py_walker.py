@@ -377,6 +377,9 @@ class Extractor(ExprMixin):
                             is_async=not lambda_ and node.asynchronous is not None,  # type: ignore[union-attr]
                             enclosing=enclosing.fact.sym if enclosing is not None else None)
         state = FuncState(fact=fact, param_syms={})
+        if not lambda_:
+            state.yields_results = any((name_chain(d.decorator) or [""])[-1] in self.idx.context_manager_decorators
+                                       for d in node.decorators)  # type: ignore[union-attr]
         scope = Scope("function", fsym, outer_scope, func=state)
         if name:
             state.words.append(name)
