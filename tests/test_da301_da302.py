@@ -176,3 +176,23 @@ def test_reservations_at_a_remote_channel_manager_are_work():
     result = analyse("da30x_bookings")
     assert rule_findings(result, "DA301") == [("DA301", "da30x_bookings/hotels/outcome.go", 25)]
     assert rule_findings(result, "DA302") == [("DA302", "da30x_bookings/hotels/outcome.go", 36)]
+
+
+def test_states_whose_enum_models_an_unknown_outcome_are_outcomes_of_work():
+    # fixtures/da302_uncertain_enum: no name says "job" or "task", but PreviewState has an
+    # UNKNOWN member beside FAILED, so its classifiers map outcomes of work: snapshot's
+    # ReadTimeout → FAILED is flagged (its ConnectTimeout → FAILED is not: nothing was
+    # sent); thumbnail maps the timeout to UNKNOWN (correct); Reachability has no unknown
+    # member and no work noun (a link check's verdict): silent, as before.
+    # worker.py records through `self._ledger.mark_failed(…)`, a helper of another class
+    # reached through the receiver's type: its ReadTimeout branch is flagged, its
+    # PoolTimeout branch is not (nothing was sent).
+    result = analyse("da302_uncertain_enum")
+    assert rule_findings(result, "DA302") == [
+        ("DA302", "da302_uncertain_enum/previews/renderer.py", 21),
+        ("DA302", "da302_uncertain_enum/previews/worker.py", 22),
+    ]
+    assert rule_findings(result, "DA301") == []
+    f = finding_at(result, "DA302", "previews/renderer.py", 21)
+    assert "PreviewState.UNKNOWN" in f.message
+    assert "mark_failed() → PreviewState.FAILED" in finding_at(result, "DA302", "previews/worker.py", 22).message

@@ -71,6 +71,7 @@ class Outcomes:
         self.quiet_calls = set(cat.get("not_state_calls", ()))
         self._py_suffix: dict[str, list[str]] | None = None
         self._sibling_syms: dict[str, str] = {}
+        self._calls_by_line: dict[tuple[str, int], list] | None = None
 
     # -- classifiers --------------------------------------------------------------
     def classifiers(self) -> Iterator[Classifier]:
@@ -98,7 +99,11 @@ class Outcomes:
         words.update(t for part in re.split(r"[/.]", c.path) for t in tokens(part))
         # a parameter that names the unit of work (`job_id`, `run`, `task: Task`)
         words.update(t for p in c.fn.param_names for t in tokens(p))
-        return any(self._noun(w) for w in words)
+        if any(self._noun(w) for w in words):
+            return True
+        # states whose own enum models an unknown outcome (`RenderState.UNKNOWN` beside
+        # FAILED) are outcomes of work that can end unseen, whatever the work is called
+        return any(self.uncertain_sibling(s, c.lang) for s in states if s.group)
 
     def _noun(self, word: str) -> bool:
         return work_noun(word, self.nouns)
@@ -334,7 +339,7 @@ class Outcomes:
             if m and self.kind_of(m.group(2)) == "failed":
                 return f"{m.group(1)} = '{m.group(2)}'", None
         if depth < 2:
-            target = self._callee(expr.get("fn"), lang, path)
+            target = self._callee(expr.get("fn"), lang, path) or self._call_at(path, outcome.get("line"), name)
             if target is not None:
                 for m in self.graph.functions[target][0].markers:
                     if m.get("m") == "records":
@@ -348,6 +353,25 @@ class Outcomes:
             words += [t for a in expr.get("args", ()) for t in tokens(_arg_name(a))]
             if any(self._noun(w) for w in words):
                 return f"{name}()", None
+        return None
+
+    def _call_at(self, path: str, line: int | None, name: str) -> str | None:
+        """The function a call the marker pass could only name (`self._ledger.mark_failed`)
+        runs: the call fact of that name on that line, resolved through the receiver's type."""
+        if not path or line is None or not name:
+            return None
+        if self._calls_by_line is None:
+            self._calls_by_line = {}
+            for calls in self.graph.calls_in.values():
+                for call, cpath in calls:
+                    self._calls_by_line.setdefault((cpath, call.span.line), []).append(call)
+        last = name.rsplit(".", 1)[-1]
+        for call in self._calls_by_line.get((path, line), ()):
+            callee = call.callee
+            if callee.get("k") == "method" and callee.get("name") == last:
+                target = self.graph.resolve_callee(callee, Ctx(path))
+                if target in self.graph.functions:
+                    return target
         return None
 
     def _callee(self, fn: Expr | None, lang: str, path: str = "") -> str | None:
