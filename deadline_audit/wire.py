@@ -275,7 +275,7 @@ class _Builder:
         for link, receivers in configured:
             wanted |= {k for s in receivers for k in s.fields} | set(link["field-map"]) | set(link["keys"])
         payloads = self.payloads(typed, wanted)
-        links = self.links(payloads, relevant)
+        links = self.links(payloads, relevant, [s for s in schemas if s not in relevant])
         problems: list[str] = []
         links += self.configured_links(payloads, configured, links, problems)
         return Wire(schemas, payloads, links, clamps, fallbacks, problems)
@@ -549,11 +549,15 @@ class _Builder:
                 yield path, site.function, site.value, site.span
 
     # -- links --------------------------------------------------------------------------
-    def links(self, payloads: list[Payload], schemas: list[Schema]) -> list[Link]:
+    def links(self, payloads: list[Payload], schemas: list[Schema], others: list[Schema] = ()) -> list[Link]:
+        """Payloads to the schemas (with a duration) they match best. `others` (schemas
+        without one) only compete: `{"kind", "job_id", "spec"}` is a BackfillRequest,
+        whose timeout is nested, not a SnapshotRequest sent without its timeout."""
         by_key: dict[str, list[Schema]] = {}
-        for schema in schemas:
+        for schema in [*schemas, *others]:
             for key in schema.fields:
                 by_key.setdefault(key, []).append(schema)
+        linkable = {id(s) for s in schemas}
         found = []
         for p in payloads:
             counts: dict[int, tuple[Schema, int]] = {}
@@ -574,11 +578,15 @@ class _Builder:
                     continue  # the module that reads the body answering with the same keys
                 candidates.append((n, s))
             # the schemas it matches best: a payload of one receiver also shares keys with others
-            # (its own type, which a receiver may share, does not compete)
-            best = max((n for n, s in candidates if s.type != p.type), default=0)
+            # (its own type, which a receiver may share, does not compete; a schema without a
+            # duration competes with the receivers of its own language only)
+            langs = {s.lang for _, s in candidates if id(s) in linkable}
+            best = max((n for n, s in candidates if s.type != p.type and (id(s) in linkable or s.lang in langs)),
+                       default=0)
             found.extend(Link(p, s, p.all_keys & set(s.fields)) for n, s in candidates
-                         if n == best or s.type == p.type
-                         or (s.type.startswith("keys:") and n == len(s.fields)))  # reads only what is sent
+                         if id(s) in linkable and (
+                             n == best or s.type == p.type
+                             or (s.type.startswith("keys:") and n == len(s.fields))))  # reads only what is sent
         return found
 
     # -- clamps and fallbacks -----------------------------------------------------------

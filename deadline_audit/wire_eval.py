@@ -211,6 +211,30 @@ def expr_name(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx) -> str | None:
     return None
 
 
+_SECONDS_TO = {1e3: "ms", 1e6: "us", 1e9: "ns"}
+_SECONDS_CONVS = ("timedelta_seconds", "seconds_of")
+
+
+def sent_scale(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx) -> str | None:
+    """The unit a sender's arithmetic gives a number: a count of seconds
+    (`td.total_seconds()`, `d.Seconds()`, a name in seconds) times 1000 -> ms, times
+    10^9 -> ns (`int(grace.total_seconds() * NANOS_PER_SECOND)`)."""
+    while expr and expr.get("k") == "conv" and expr.get("t") == "number":
+        expr = expr.get("x")
+    if not expr or expr.get("k") != "op" or expr.get("op") != "mul" or len(expr.get("args") or ()) != 2:
+        return None
+    a, b = expr["args"]
+    for count, factor in ((a, b), (b, a)):
+        in_seconds = (count.get("k") == "conv" and count.get("t") in _SECONDS_CONVS) or \
+            name_unit(expr_name(graph, count, ctx)) == "s"
+        scale = graph.value(factor, ctx) if in_seconds else None
+        if scale is not None and getattr(scale, "unit", "x") is None:
+            unit = _SECONDS_TO.get(scale.value)
+            if unit:
+                return unit
+    return None
+
+
 def receiver_scale(graph: TimeoutGraph, f: SchemaField) -> str | None:
     """The unit the receiver gives an integer field: `time.Duration(x) * time.Second`
     -> s, `* time.Millisecond` -> ms; None when it never converts it (or converts it in

@@ -91,6 +91,9 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
 def _sender_unit(graph: TimeoutGraph, key: str, sender_field: w.SchemaField | None, value: dict, ctx: Ctx) -> str | None:
     if sender_field is not None and sender_field.type == w._GO_DURATION:
         return "ns"
+    scaled = w.sent_scale(graph, value, ctx)  # what the arithmetic makes of it beats names
+    if scaled:
+        return scaled
     for name in (key, sender_field.sym.rsplit(".", 1)[-1] if sender_field else None, w.expr_name(graph, value, ctx)):
         unit = w.name_unit(name)
         if unit:

@@ -1,0 +1,25 @@
+"""DA402/DA403 on an envelope whose budget is nested, and on a sender's own unit arithmetic."""
+
+from __future__ import annotations
+
+from analysis_support import analyse, finding_at, rel, rule_findings
+
+T = "da40x_envelope"
+
+
+def test_an_envelope_matching_its_own_struct_is_not_a_send_of_a_sibling_without_its_timeout():
+    # payloads.mirror() sends {"kind", "job_id", "spec"}: MirrorRequest has all three keys
+    # (its budget-free spec is nested), so it is not a ReindexRequest sent without
+    # timeout_ms, though it shares kind and job_id with it. reindex() sends timeout_ms.
+    result = analyse(T)
+    assert rule_findings(result, "DA402") == []
+
+
+def test_seconds_times_ns_per_second_is_sent_in_nanoseconds():
+    # stop() sends int(grace.total_seconds() * NS_PER_S) into the time.Duration `grace`:
+    # nanoseconds, as encoding/json decodes them (silent). hold() sends seconds into the
+    # time.Duration `linger`: flagged at the receiving field.
+    result = analyse(T)
+    assert rule_findings(result, "DA403") == [("DA403", f"{T}/crawler/internal/api/requests.go", 36)]
+    f = finding_at(result, "DA403", "requests.go", 36)
+    assert [rel(r.location) for r in f.related] == [(f"{T}/console/console/payloads.py", 25)]
