@@ -196,3 +196,13 @@ def test_states_whose_enum_models_an_unknown_outcome_are_outcomes_of_work():
     f = finding_at(result, "DA302", "previews/renderer.py", 21)
     assert "PreviewState.UNKNOWN" in f.message
     assert "mark_failed() → PreviewState.FAILED" in finding_at(result, "DA302", "previews/worker.py", 22).message
+
+
+def test_counters_named_in_a_metrics_package_are_not_states():
+    # fixtures/da301_counters: a switch over request types whose branches only count
+    # (`c.scope.IncCounter(metrics.RequestFailureCorruptCount)` in `default:`); the
+    # metrics package also declares a DispatchTimeoutCount, which once made the counters
+    # look like a state enum with an uncertain member. Counting is not recording a state.
+    result = analyse("da301_counters")
+    assert rule_findings(result, "DA301") == []
+    assert rule_findings(result, "DA302") == []

@@ -195,6 +195,8 @@ class Outcomes:
             if member.startswith(("Err", "err")) or (decl is not None and decl.kind == "var" and
                                                      decl.type in (None, "error")):
                 return None  # an error value, not a state
+            if ip.rsplit("/", 1)[-1].lower() in self.quiet_receivers:
+                return None  # `metrics.JobFailedCount`: a counter's name
             group = decl.type if decl is not None and decl.type else f"{ip}.{_prefix(member)}"
         else:
             parts = qual.split(".")
@@ -202,6 +204,8 @@ class Outcomes:
             owner = parts[-2] if len(parts) > 1 else ""
             if decl is not None and decl.kind in ("param", "local", "func", "method", "class"):
                 return None
+            if any(p.lower() in self.quiet_receivers for p in parts[:-1]):
+                return None  # `metrics.JOB_FAILED`: a counter's name
             if decl is None and not (owner[:1].isupper() and (member.isupper() or self._named_state(member))):
                 if not (member.isupper() and self._named_state(member)):
                     return None
