@@ -286,3 +286,23 @@ def test_a_keeper_loop_paces_the_renewal_not_the_campaign_loop_that_starts_it():
     doc = finding_at(result, "DA103", "janitor/docs.py", 22)
     assert "every 10 s" in doc.message and "12 s TTL" in doc.message
     assert doc.flow[0].node == "env:JANITOR_DOC_LOCK_TTL_S"
+
+
+def test_row_leases_renewed_by_sql_statements():
+    # fixtures/da103_sql_rows (Go, pgx): keepShard renews through ExtendShard, reached via
+    # an interface that embeds the leaser interface, whose SQL pushes lease_until to
+    # now() + $3 seconds: 20 s against 30 s, flagged at the ticker, while the 5 min stats
+    # ticker of another `select` case paces nothing. heartbeat's inline statement resets
+    # alive_until every 30 s for 30 s: flagged. claimLoop's statement takes a free or
+    # expired shard (`lease_until < now()`): an acquisition retried every TTL, silent.
+    result = analyse("da103_sql_rows")
+    assert rule_findings(result, "DA103") == [
+        ("DA103", "da103_sql_rows/worker/worker.go", 34),
+        ("DA103", "da103_sql_rows/worker/worker.go", 70),
+    ]
+    keep = finding_at(result, "DA103", "worker/worker.go", 34)
+    assert "every 20 s" in keep.message and "30 s TTL" in keep.message
+    assert [rel(r.location) for r in keep.related] == [("da103_sql_rows/worker/worker.go", 43)]
+    beat = finding_at(result, "DA103", "worker/worker.go", 70)
+    assert beat.severity == "error"
+    assert [rel(r.location) for r in beat.related] == [("da103_sql_rows/worker/worker.go", 78)]

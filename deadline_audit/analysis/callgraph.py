@@ -43,6 +43,7 @@ class CallGraph:
             if fn.receiver_type and not fn.enclosing:
                 self.own_methods[fn.receiver_type][sym.rsplit(".", 1)[-1]] = sym
         self.interfaces: dict[str, set[str]] = defaultdict(set)  # Go interface type -> method names
+        iembeds: dict[str, list[str]] = defaultdict(list)  # Go interface type -> interfaces it embeds
         self.embeds: dict[str, list[str]] = defaultdict(list)  # Go struct type -> embedded types
         for sym, decl in g.decls.items():
             if decl.kind == "imethod":
@@ -50,6 +51,10 @@ class CallGraph:
                 self.interfaces[owner].add(name)
             elif decl.kind == "field" and decl.embedded and decl.type and sym.startswith("sym:go:"):
                 self.embeds[sym[len("sym:go:"):].rsplit(".", 1)[0]].append(decl.type)
+            elif decl.kind == "iembed" and decl.type:
+                iembeds[sym[len("sym:go:"):].rsplit(".", 1)[0]].append(decl.type)
+        for iface in iembeds:  # an interface embedding interfaces has their methods too
+            self.interfaces[iface] |= _embedded_methods(self.interfaces, iembeds, iface, 0)
         self.constructed = self._constructed_types()
 
     def _constructed_types(self) -> set[str]:
@@ -288,3 +293,12 @@ def _literal_types(roots: list[Any], found: set[str]) -> None:
             for x in item[:16]:
                 if x.__class__ is dict or x.__class__ is list:
                     stack.append((x, depth))
+
+
+def _embedded_methods(interfaces: dict[str, set[str]], iembeds: dict[str, list[str]], iface: str,
+                      depth: int) -> set[str]:
+    found: set[str] = set()
+    if depth < _PROMOTION_DEPTH:
+        for inner in iembeds.get(iface, ()):
+            found |= interfaces.get(inner, set()) | _embedded_methods(interfaces, iembeds, inner, depth + 1)
+    return found

@@ -137,8 +137,11 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
             if target is None:
                 continue
             entry = loops.setdefault((fn_sym, loop), Loop())
-            entry.ttls.extend(_store_ttl(graph, spec, call, cpath, target))
+            stored = _store_ttl(graph, spec, call, cpath, target)
+            entry.ttls.extend(stored)
             for f in graph.reachable([target], limit=40):
+                if stored and f == target:
+                    continue  # its statement's TTL is the argument just read, at this call
                 entry.ttls.extend(t for t, inner in helper_ttls.get(f, ()) if not paced_elsewhere(f, inner))
                 for m, _ in renews.get(f, ()):
                     if not paced_elsewhere(f, m.get("loop")):

@@ -63,6 +63,7 @@ class _GoFile(GoExprs, GoTypes):
         self.str_consts: dict[str, str] = {}  # package const → string value
         self.scripts: dict[str, Any] = {}  # package var → the text node of its `redis.NewScript(…)`
         self.script_kb = cat.scripts
+        self.sql_kb = cat.sql
         self.fn: FnFrame | None = None
         self.param_of: dict[str, tuple[FnFrame, int]] = {}  # param sym → (function, index)
         self.derived: dict[str, set[tuple[int, int]]] = {}  # local sym → {(id(fn), index)}
@@ -240,6 +241,19 @@ class _GoFile(GoExprs, GoTypes):
         for spec, i in kb.ttl_arguments(text or ""):
             if i < len(args):
                 self.site(spec, arg_nodes[i], args[i], store, None)
+
+    def sql_lease_sites(self, arg_nodes: list[Any], args: list[Expr], store: Expr | None) -> None:
+        """`pool.Exec(ctx, renewSQL, part, owner, ttl.Seconds())`: the bound argument a row
+        lease statement adds to now() is a lease site (sql_leases.py)."""
+        at = next((i for i, a in enumerate(arg_nodes[:2]) if self.script_text(a) is not None), None)
+        if at is None:
+            return
+        for bind in self.sql_kb.binds(self.script_text(arg_nodes[at]) or ""):
+            i = at + 1 + bind.index if bind.index is not None else None
+            if bind.spec is not None and i is not None and i < len(args):
+                self.site(bind.spec, arg_nodes[i], args[i], store, None)
+                if bind.acquires:
+                    self.facts.sites[-1].extra["acquires"] = True
 
     # --- declarations ---------------------------------------------------------------
     def decl(self, sym: str, kind: str, node: Any, type: str | None = None, type_of: Expr | None = None,

@@ -421,6 +421,8 @@ class GoExprs:
             callee = {"k": "method", "x": x, "name": mname}
             if mname in self.script_kb.methods:
                 self.script_sites(operand, mname, arg_nodes, args, store)
+            elif mname in self.sql_kb.methods:
+                self.sql_lease_sites(arg_nodes, args, store)
             if specs:
                 self.call_sites(specs, node, arg_nodes, args, store)
             ext_type = ot is not None and ot not in self.struct_fields and not self.is_module(ot.rsplit(".", 1)[0]) \

@@ -2,7 +2,8 @@
 
 - `FunctionFact.markers += {"m": "loop", "line", "col", "ticks": [Expr]}` for each `for`
   statement (`ticks`: the tickers/timers it receives from, `<-t.C`, or the channel it
-  receives from, `<-tick` for `tick := time.Tick(d)`);
+  receives from, `<-tick` for `tick := time.Tick(d)`), and for each `select` case of a
+  loop that receives from one (`case <-t.C:`): what its body does runs at that tick only;
 - `SiteFact.extra["loop"]` / `CallFact.extra["loop"]` = `"line:col"` of the innermost
   `for` around a site or call;
 - `FunctionFact.markers += {"m": "renew", "api", "line", "col", "loop"}` for a call that
@@ -101,6 +102,20 @@ def _renewal_calls(tree: Any, ctx: GoMarkContext, renewals: list[dict], execute:
                 break
 
 
+def _tick_case(timer: Any) -> Any:
+    """The `select` case whose communication receives from this timer (`case <-t.C:`,
+    `case v := <-tick:`), or None."""
+    node = timer.parent
+    for _ in range(3):
+        if node is None:
+            return None
+        if node.type == "receive_statement":
+            parent = node.parent
+            return parent if parent is not None and parent.type == "communication_case" else None
+        node = node.parent
+    return None
+
+
 def _loops(tree: Any, ctx: GoMarkContext, facts: FileFacts):
     loops: list[tuple[tuple[int, int], tuple[int, int], dict]] = []
     ticks: list[Any] = []
@@ -131,10 +146,23 @@ def _loops(tree: Any, ctx: GoMarkContext, facts: FileFacts):
             i -= 1
         return None
 
+    cases: list[tuple[tuple[int, int], tuple[int, int], dict]] = []
     for timer in ticks:
         marker = innermost(*ctx.at(timer))
         if marker is not None:
-            marker["ticks"].append(ctx.expr(timer, ctx.function_at(timer)))
+            tick = ctx.expr(timer, ctx.function_at(timer))
+            marker["ticks"].append(tick)
+            case = _tick_case(timer)
+            if case is not None:  # `case <-renew.C:` paces its own body only
+                start = tuple(ctx.at(case))
+                end = (case.end_point[0] + 1, ctx.pos.col(case.end_point[0], case.end_point[1]))
+                scoped = {"m": "loop", "line": start[0], "col": start[1], "ticks": [tick]}
+                ctx.function_at(case).markers.append(scoped)
+                cases.append((start, end, scoped))
+    if cases:
+        loops.extend(cases)
+        loops.sort(key=lambda item: item[0])
+        starts[:] = [item[0] for item in loops]
     for item in [*facts.sites, *facts.calls]:
         marker = innermost(item.span.line, item.span.column)
         if marker is not None:

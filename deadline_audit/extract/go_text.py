@@ -10,6 +10,7 @@ from typing import Any
 
 from deadline_audit.catalog import Catalog, SiteSpec
 from deadline_audit.extract.go_scripts import ScriptKnowledge
+from deadline_audit.extract.sql_leases import SqlLeaseKnowledge
 from deadline_audit.facts import FileFacts, InputProblem, Span
 
 # --- positions -------------------------------------------------------------------------
@@ -231,6 +232,7 @@ class GoCatalog:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.scripts = ScriptKnowledge(catalog)  # Redis Lua scripts (go_scripts.py)
+        self.sql = SqlLeaseKnowledge(catalog, "go")  # row leases in SQL (sql_leases.py)
         self.constants = {k: float(v) for k, v in catalog.constants("go").items()}
         self.field_types = catalog.field_site_types("go")
         self._field: dict[tuple[str, str], list[SiteSpec]] = {}

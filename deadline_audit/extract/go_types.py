@@ -242,6 +242,12 @@ class GoTypes:
                     if elem.type == "method_elem" and elem.named_children:
                         mname = elem.named_children[0]
                         self.decl(self.pfx + tname + "." + self.text(mname), "imethod", mname)
+                    elif elem.type == "type_elem" and len(elem.named_children) == 1:
+                        # an embedded interface (`jobLeaser`, `io.Closer`): its methods are ours
+                        qt = self.qtype(elem.named_children[0])
+                        if qt:
+                            self.decl(self.pfx + tname + "." + qt.rsplit(".", 1)[-1], "iembed", elem,
+                                      type=qt, embedded=True)
 
     def field_decls(self, qname: str, struct: Any) -> None:
         body = next((c for c in struct.named_children if c.type == "field_declaration_list"), None)
