@@ -428,6 +428,9 @@ def _eval(expr: Any, resolve: Resolve, depth: int) -> Value:
         return acc
     if k == "conv":
         return _conv(expr.get("t"), _eval(expr.get("x"), resolve, depth + 1))
+    if k == "choice":  # `a if test else b`: known only when both give the same
+        vals = [_eval(a, resolve, depth + 1) for a in expr.get("args") or ()]
+        return vals[0] if vals and all(v is not None and v == vals[0] for v in vals) else None
     if k == "or":
         args = expr.get("args")
         if not isinstance(args, list) or not args:

@@ -27,6 +27,7 @@ How a value is computed, as a JSON-able dict with a kind `k`. Any expr may carry
 | `obj` | `type`: qualified type, `fields`: {name: Expr} | a composite literal / constructor call of a known type: `&models.Client{...}` |
 | `op` | `op`: mul/add/sub/div/min/max/neg, `args`: [Expr] | arithmetic and clamps (Go `min` builtin, Python `min()`) |
 | `conv` | `t`, `x`: Expr | a conversion: `parse_duration` (Go `time.ParseDuration`, string → ns), `number` (`strconv.Atoi/ParseFloat`, `int()`, `float()`: string → unitless), `go_duration` (`time.Duration(x)`: unitless → ns), `seconds_of` (`d.Seconds()`: ns → unitless seconds), `ms_of` (`d.Milliseconds()`), `timedelta_seconds` (`td.total_seconds()`), `json_decode_ns` (a JSON number decoded into a Go `time.Duration`) |
+| `choice` | `args`: [Expr] | one of the args, picked at run time (`a if test else b`): known when they agree |
 | `or` | `args`: [Expr] | first truthy/non-zero of the args (`os.getenv("X") or "30"`, Go `if x == 0 { x = def }` folded) |
 | `dict` | `items`: [[key, Expr]], `at` | a Python dict literal with at least two string keys (a wire payload candidate) |
 | `list` | `items`: [Expr], `at` | a Go slice/array literal or an element of elided type, a Python list/tuple holding dicts: the values it holds (no value of its own) |

@@ -527,7 +527,7 @@ class TimeoutGraph:
                 return fallback["v"]
 
             return inner_summary.mapped(lambda t: via if t in (None, "env_read") else t, default_of_call)
-        if k in ("op", "conv", "or"):
+        if k in ("op", "conv", "or", "choice"):
             transform = _transform_of(expr)
             children = expr.get("args") or ([expr["x"]] if "x" in expr else [])
             return DepSummary.concat(
@@ -580,7 +580,7 @@ class TimeoutGraph:
                     yield from self._call_deps(expr, ctx, callee, depth)
                 finally:
                     self._deps_active.discard(callee)
-        elif k in ("op", "conv", "or"):
+        elif k in ("op", "conv", "or", "choice"):
             transform = _transform_of(expr)
             children = expr.get("args") or ([expr["x"]] if "x" in expr else [])
             for child in children:
@@ -1118,7 +1118,7 @@ _EMPTY_SUMMARY = DepSummary({}, {})
 
 
 def _transform_of(expr: Expr) -> str:
-    transform = expr.get("op") or expr.get("t") or "or"
+    transform = expr.get("op") or expr.get("t") or ("choice" if expr.get("k") == "choice" else "or")
     args = expr.get("args") or []
     if transform == "div" and len(args) == 2 and (args[1] or {}).get("k") == "num" and (args[1] or {}).get("u") == "ns":
         return "unit_count"  # a Duration counted in a unit (`d / time.Second`): the same duration

@@ -188,6 +188,52 @@ def _config_seconds(raw: str, unit: str | None) -> float | None:
     return parse_duration_text(raw, default_unit="s")
 
 
+def lookup_entries(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx) -> list[tuple[Expr, Ctx]]:
+    """`budgets[profile]` (a key known only at run time): the values of the map or dict
+    literal it looks up, each with where to evaluate it."""
+    container = expr.get("lookup") if expr else None
+    sym = graph.resolve_sym(container, ctx) if container else None
+    bound = graph.bindings.get(sym, ()) if sym else ()
+    if len(bound) != 1:
+        return []
+    b, bpath = bound[0]
+    items = b.expr.get("items") if b.expr.get("k") in ("dict", "unknown") else None
+    return [(v, Ctx(bpath, fn=b.function)) for _, v in (items or ())[:16] if isinstance(v, dict)]
+
+
+def sent_alternatives(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int = 0,
+                      seen: frozenset = frozenset()) -> list[tuple[Expr, Ctx]]:
+    """The values a sender may put in one key, each with where to evaluate it: through
+    the bindings of a variable, field or parameter (a builder's default and its setter's
+    argument), and both arms of `a if test else b`. One entry when there is no choice."""
+    if not expr or depth > 6:
+        return [(expr, ctx)] if expr else []
+    k = expr.get("k")
+    if k == "choice":
+        return [alt for a in expr.get("args") or () for alt in sent_alternatives(graph, a, ctx, depth + 1, seen)][:8]
+    if expr.get("lookup") is not None:
+        entries = lookup_entries(graph, expr, ctx)
+        return [alt for e, e_ctx in entries for alt in sent_alternatives(graph, e, e_ctx, depth + 1, seen)][:16] \
+            or [(expr, ctx)]
+    if k == "conv" and expr.get("x") is not None:
+        return [({**expr, "x": a}, a_ctx) for a, a_ctx in sent_alternatives(graph, expr["x"], ctx, depth + 1, seen)]
+    if k in ("ref", "field"):
+        sym = graph.resolve_sym(expr, ctx)
+        if sym is None or sym in seen:
+            return [(expr, ctx)]
+        if sym in ctx.subst:
+            arg, arg_ctx = ctx.subst[sym]
+            return sent_alternatives(graph, arg, arg_ctx, depth + 1, seen | {sym})
+        bound = [(b, p) for b, p in graph.bindings.get(sym, ())[:8] if not b.is_default] or \
+            graph.bindings.get(sym, ())[:8]
+        if not bound:
+            return [(expr, ctx)]
+        found = [alt for b, p in bound
+                 for alt in sent_alternatives(graph, b.expr, Ctx(p, fn=b.function), depth + 1, seen | {sym})]
+        return found[:8] if len(found) > 1 else [(expr, ctx)]
+    return [(expr, ctx)]
+
+
 def best_origin(found: list[Origin], seconds: float | None) -> Origin | None:
     """The origin that holds `seconds` (env layer first, then config, then literal)."""
     rank = {"env": 0, "cfg": 1, "lit": 2, "sym": 3}

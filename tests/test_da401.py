@@ -177,3 +177,22 @@ def test_a_millisecond_constant_is_the_origin_of_what_is_cut():
     assert rule_findings(result, "DA401") == [("DA401", "da401_ms_constant/platform/exporter/limits.py", 3)]
     f = finding_at(result, "DA401", "exporter/limits.py", 3)
     assert "90 min (FULL_EXPORT_DEADLINE_MS = 90 * 60 * 1000)" in f.message and "45 min" in f.message
+
+
+def test_every_value_that_may_be_sent_or_looked_up_is_checked_at_its_origin():
+    # fixtures/da401_alternatives: the printer clamps budget_ms at 1 h. A builder's default
+    # (10 min) is overridden with `BANNER_MS if banner else BOOKLET_MS`: the 2 h arm is
+    # flagged at its constant, the 40 min arm is not. `RUSH_BUDGETS[tier]` sends one of a
+    # dict's values: the 8 h entry is flagged, the 15 min one is not. In Go,
+    # `d, ok := paperBudget[paper]` feeds min(d, maxPrint): the 3 h poster entry is flagged.
+    result = analyse("da401_alternatives")
+    assert rule_findings(result, "DA401") == [
+        ("DA401", "da401_alternatives/office/office/budgets.py", 5),
+        ("DA401", "da401_alternatives/office/office/budgets.py", 9),
+        ("DA401", "da401_alternatives/printer/internal/jobs/jobs.go", 28),
+    ]
+    banner = finding_at(result, "DA401", "office/budgets.py", 5)
+    assert "2 h" in banner.message and "at 1 h" in banner.message
+    assert [rel(r.location) for r in banner.related] == [("da401_alternatives/printer/internal/jobs/jobs.go", 19)]
+    poster = finding_at(result, "DA401", "jobs/jobs.go", 28)
+    assert "3 h" in poster.message and "localBudget" in poster.message

@@ -426,7 +426,9 @@ def test_conditional_on_the_value_itself_is_value_or_default():
     by_sym = {b.sym: b.expr for b in facts.bindings}
     assert by_sym["sym:py:m.A"]["k"] == "or"
     assert by_sym["sym:py:m.A"]["args"][1]["v"] == 30.0
-    assert by_sym["sym:py:m.B"]["k"] == "unknown"  # a run-time choice between two values
+    # a run-time choice between two values: both are origins, the value is unknown
+    assert by_sym["sym:py:m.B"]["k"] == "choice"
+    assert [a["v"] for a in by_sym["sym:py:m.B"]["args"]] == [5.0, 50.0]
 
 
 def test_prefilter_does_not_pass_files_for_generic_keywords_or_class_names():

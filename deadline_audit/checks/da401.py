@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.findings import Finding, FlowStep, Layer, Location, Related
 from deadline_audit.durations import Quantity
-from deadline_audit.facts import same_expr
+from deadline_audit.facts import Expr, same_expr
 from deadline_audit.graph import Ctx, TimeoutGraph, _walk
 from deadline_audit import wire_eval as w
 
@@ -52,6 +52,8 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
         alts += [(v, ctx) for v in w.keyed_config_variants(graph, clamp.subject, clamp.path)]
         # `sent or self.default`: the default arm reaches the clamp whenever nothing is sent
         alts += [(arg, a_ctx) for alt, a_ctx in list(alts) if alt.get("k") == "or" for arg in alt.get("args") or ()]
+        # `d := budgets[profile]`: every value of the looked-up literal may reach it
+        alts += [entry for alt, a_ctx in list(alts) for entry in w.lookup_entries(graph, alt, a_ctx)]
         for alt, alt_ctx in alts:
             if same_expr(alt, clamp.bound) or (linked and w.feeders(graph, alt, alt_ctx) & linked):
                 continue
@@ -76,39 +78,85 @@ def _wire_findings(graph: TimeoutGraph, found: w.Wire) -> Iterable[Finding]:
                       and (f.duration or _about_time(graph, c, w.clamp_ctx(graph, c), _words(graph)))]
             if not clamps:
                 continue
-            results = []
-            sent = w.decoded(graph, value, p.path, f)
-            keyed = f.sym.startswith("key:")  # a Python body read by key: the read becomes the value
-            with w.sent_value(graph, f.sym if not keyed else "key:", sent, p.path):
-                for c in clamps:
-                    ctx = w.clamp_ctx(graph, c)
-                    unit = w.unit_of(graph, c.path)
-                    ceiling = graph.seconds(c.bound, ctx, unit, "effective")
-                    alts = [(a, a_ctx) for a, a_ctx in w.alternatives(graph, c.subject, ctx, c.function,
-                                                                       c.location.line + 1)
-                            if f.sym in w.feeders(graph, a, a_ctx)]
-                    for a, a_ctx in alts:
-                        if keyed:
-                            a = w.replace_reads(graph, a, a_ctx, f.sym, sent)
-                        results.append((graph.seconds(a, a_ctx, unit, "effective"), ceiling, c))
-            known = [(r, ceil, c) for r, ceil, c in results if r is not None and ceil is not None and ceil > 0]
-            if not known or len({round(r, 6) for r, _, _ in known}) != 1:
-                continue
-            received = known[0][0]
-            top = max(known, key=lambda item: item[1])
-            if received <= top[1] * (1 + _EPS):
-                continue
             sender_ctx = Ctx(p.path, fn=p.function)
             # the sender's number is in the unit its name states (`deadline_ms`), seconds else
             sender_unit = w.name_unit(key) or w.name_unit(w.expr_name(graph, value, sender_ctx)) or "s"
-            origin = w.best_origin(w.origins(graph, value, sender_ctx, sender_unit), received)
-            if origin is None:
-                at = value.get("at")
-                loc = Location(p.path, at[0], at[1]) if at else p.location
-                origin = w.Origin("lit", loc, f"the `{key}` entry", received, "")
-            yield _finding(graph, origin, received, top[1], top[2],
-                           f"is sent as `{key}` {w.sent_from(graph, link)} to {w.type_label(graph, s)}, "
-                           f"which clamps it")
+            how = f"is sent as `{key}` {w.sent_from(graph, link)} to {w.type_label(graph, s)}, which clamps it"
+            known = _received(graph, value, p.path, f, clamps)
+            if known and len({round(r, 6) for r, _, _ in known}) != 1:
+                continue
+            received, top = (known[0][0], max(known, key=lambda item: item[1])) if known else (None, None)
+            if top is not None and received > top[1] * (1 + _EPS):
+                origin = w.best_origin(w.origins(graph, value, sender_ctx, sender_unit), received)
+                if origin is None:
+                    at = value.get("at")
+                    loc = Location(p.path, at[0], at[1]) if at else p.location
+                    origin = w.Origin("lit", loc, f"the `{key}` entry", received, "")
+                yield _finding(graph, origin, received, top[1], top[2], how)
+                continue
+            # several values may be sent (a builder's default and its setter's argument, a
+            # helper called with two budgets): each one the receiver cuts, at its origin
+            yield from _each_alternative(graph, value, sender_ctx, sender_unit, p.path, f, clamps, how)
+
+
+def _each_alternative(graph: TimeoutGraph, value: Expr, sender_ctx: Ctx, sender_unit: str, path: str, f,
+                      clamps, how: str) -> Iterable[Finding]:
+    per = _PER_UNIT.get(sender_unit)
+    alternatives = w.sent_alternatives(graph, value, sender_ctx)
+    if per is None or len(alternatives) < 2:
+        return
+    seen: set[tuple[str, int]] = set()
+    for alt, alt_ctx in alternatives[:_MAX_ALTERNATIVES]:
+        seconds = graph.seconds(alt, alt_ctx, sender_unit)
+        if seconds is None or seconds <= 0:
+            continue
+        known = _received(graph, {"k": "num", "v": seconds * per, "u": None}, path, f, clamps)
+        if not known or len({round(r, 6) for r, _, _ in known}) != 1:
+            continue
+        received = known[0][0]
+        top = max(known, key=lambda item: item[1])
+        if received <= top[1] * (1 + _EPS):
+            continue
+        origin = w.best_origin(w.origins(graph, alt, alt_ctx, sender_unit), seconds) or _written_at(alt, alt_ctx, seconds)
+        if origin is None:
+            continue
+        key = (origin.location.path, origin.location.line)
+        if key not in seen:
+            seen.add(key)
+            yield _finding(graph, origin, received, top[1], top[2], how)
+
+
+def _written_at(expr: Expr, ctx: Ctx, seconds: float) -> w.Origin | None:
+    """An expression with no named origin (`3 * 60 * 60` as a dict entry): where it is written."""
+    at = next((e.get("at") for e in _walk(expr) if isinstance(e, dict) and e.get("at")), None)
+    if not at:
+        return None
+    return w.Origin("lit", Location(ctx.path, at[0], at[1]), "this value", seconds, "")
+
+
+_PER_UNIT = {"s": 1.0, "ms": 1000.0}
+_MAX_ALTERNATIVES = 6
+
+
+def _received(graph: TimeoutGraph, value: Expr, path: str, f, clamps) -> list:
+    """(the value the receiver's clamp sees, its ceiling, the clamp) for one sent value;
+    only those both known and positive."""
+    results = []
+    sent = w.decoded(graph, value, path, f)
+    keyed = f.sym.startswith("key:")  # a Python body read by key: the read becomes the value
+    with w.sent_value(graph, f.sym if not keyed else "key:", sent, path):
+        for c in clamps:
+            ctx = w.clamp_ctx(graph, c)
+            unit = w.unit_of(graph, c.path)
+            ceiling = graph.seconds(c.bound, ctx, unit, "effective")
+            alts = [(a, a_ctx) for a, a_ctx in w.alternatives(graph, c.subject, ctx, c.function,
+                                                               c.location.line + 1)
+                    if f.sym in w.feeders(graph, a, a_ctx)]
+            for a, a_ctx in alts:
+                if keyed:
+                    a = w.replace_reads(graph, a, a_ctx, f.sym, sent)
+                results.append((graph.seconds(a, a_ctx, unit, "effective"), ceiling, c))
+    return [(r, ceil, c) for r, ceil, c in results if r is not None and ceil is not None and ceil > 0]
 
 
 def _short(sym: str) -> str:

@@ -242,6 +242,8 @@ class GoExprs:
             k = self.ex(index)
             if x is not None and k.get("k") == "str":
                 return {"k": "item", "x": x, "key": k["v"]}
+            if x is not None:  # `budgets[profile]`: one of the container's values
+                return {**self.unknown(node), "lookup": x}
         return self.unknown(node)
 
     def e_assert(self, node: Any, store: Expr | None) -> Expr:
@@ -257,6 +259,7 @@ class GoExprs:
         qt = self.qtype(ty) if ty is not None and ty.type in (
             "type_identifier", "qualified_type", "generic_type") else None
         fields: dict[str, Expr] = {}
+        items: list[list[Any]] = []  # a map literal's [key, value] pairs
         if body is None:
             return self.unknown(node)
         if qt is None and (ty is None or ty.type in ("slice_type", "array_type", "implicit_length_array_type")):
@@ -280,6 +283,9 @@ class GoExprs:
                             if group is None:
                                 group = "lit:%s:%d:%d" % (self.path, *self.at(node))
                             self.site(spec, vn, expr, store, group)
+                elif qt is None and kn.type in ("interpreted_string_literal", "raw_string_literal"):
+                    # a map keyed by strings: its values are what a lookup may give
+                    items.append([unquote(self.text(kn)), self.ex(vn)])
                 else:
                     if kn.type not in ("identifier", "field_identifier"):
                         self.sx(kn)
@@ -288,7 +294,10 @@ class GoExprs:
                 for c in el.named_children:
                     self.sx(c)
         if qt is None:  # a map literal: read for its text (`map[string]any{"status": "failed"}`)
-            return self.unknown(node)
+            found = self.unknown(node)
+            if items:
+                found["items"] = items
+            return found
         if is_site_type:
             for spec in self.cat.implicit_fields(qt):
                 if spec.field not in fields:

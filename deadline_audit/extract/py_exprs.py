@@ -308,6 +308,8 @@ class ExprMixin:
             return self.env_expr(key, None, span)
         if key.get("k") == "str":
             return {"k": "item", "x": x, "key": key["v"]}
+        if x is not None and len(keys) == 1 and key.get("text") != "slice":
+            return {**unknown(text_of(node.value) + "[…]"), "lookup": x}  # one of the container's values
         return unknown(text_of(node.value) + "[…]")
 
     # -- operators ----------------------------------------------------------------------
@@ -348,10 +350,11 @@ class ExprMixin:
         test = self.expr(node.test)
         orelse = self.expr(node.orelse)
         # `float(raw) if raw else default`: the value when it is set, else the default —
-        # what `or` means. Any other test picks between values at run time: unknown.
+        # what `or` means. Any other test picks one of the two at run time: a choice
+        # (both are origins of what flows on; its value is known when they agree).
         if test.get("k") in ("ref", "field", "env") and _mentions(body, test):
             return {"k": "or", "args": [body, orelse]}
-        return unknown("conditional")
+        return {"k": "choice", "args": [body, orelse]}
 
     def _await(self, node: cst.Await) -> Expr:
         inner = node.expression
