@@ -77,7 +77,7 @@ class TimeoutGraph:
         self.go_versions: dict[str, str] = {}
         self._memo: dict[tuple, Any] = {}
         self._active: set[tuple] = set()
-        self._summaries: dict[tuple, DepSummary] = {}  # see dep_summary()
+        self._summaries: dict[tuple, tuple[Expr, Ctx, DepSummary]] = {}  # see dep_summary()
         self._callgraph = None
         self._callee_cache: dict[tuple[str, str], str | None] = {}
         # the same fact expr asked again (most asks): by identity, the expr kept alive in
@@ -473,10 +473,14 @@ class TimeoutGraph:
         if not expr or depth > _MAX_DEPTH:
             return _EMPTY_SUMMARY
         key = (id(expr), _ctx_full_key(ctx), depth)
-        found = self._summaries.get(key)
-        if found is None:
-            found = self._summaries[key] = self._compute_summary(expr, ctx, depth)
-        return found
+        entry = self._summaries.get(key)
+        if entry is None:
+            # the entry keeps `expr` and `ctx` (and the argument exprs its key names by id)
+            # alive: an expression built during a check (a decoded value, a substituted
+            # argument) dies after it, and a new one at the same address would read a
+            # stale summary (a finding that came and went from run to run)
+            entry = self._summaries[key] = (expr, ctx, self._compute_summary(expr, ctx, depth))
+        return entry[2]
 
     def _compute_summary(self, expr: Expr, ctx: Ctx, depth: int) -> DepSummary:
         k = expr.get("k")
