@@ -161,12 +161,18 @@ def test_aiohttp_sessions_handed_to_a_helper_and_settings_built_by_a_classmethod
     # with total=None and sock_read is not. index.py: a session made in `async with` and
     # passed to a streaming reader (flagged) or to a JSON reader (silent). feed.py: the
     # total comes from `FeedSettings.from_env()`, a classmethod returning `cls(total_s=…)`.
+    # events.py: anyio.fail_after(900) around a stream consumed by the helper `sse(resp)`:
+    # flagged; a fail_after around a helper that reads JSON, a stream read after the scope
+    # has closed, and a nightly job's budget over helpers that stream deeper down, are not.
     result = analyse("da102_session_param")
     assert da102(result) == [
         ("DA102", "da102_session_param/mirror/client.py", 20),
+        ("DA102", "da102_session_param/mirror/events.py", 27),
         ("DA102", "da102_session_param/mirror/feed.py", 17),
         ("DA102", "da102_session_param/mirror/index.py", 22),
     ]
+    events = at(result, "events.py")
+    assert [rel(r.location) for r in events.related] == [("da102_session_param/mirror/events.py", 13)]
     feed = at(result, "feed.py")
     assert "90 s" in feed.message
     assert [rel(r.location) for r in feed.related] == [("da102_session_param/mirror/feed.py", 25)]

@@ -470,6 +470,8 @@ def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> l
                        path, covered["line"], covered["col"])]
     if site.api == "py:asyncio.wait_for" and site.function is not None:
         return _streams_awaited_by(graph, site, path)
+    if site.api.startswith("py:") and site.function is not None:
+        return _streams_called_in_scope(graph, site, path)
     if not site.api.startswith("go:") or site.function is None:
         return []
     found = []
@@ -491,6 +493,20 @@ def streamed_reads_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> l
             found.append(Stream(name, f"a streamed call ({name}) in the same function", call_path,
                                 call.span.line, call.span.column))
     return found
+
+
+def _streams_called_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> list[Stream]:
+    """`with anyio.fail_after(t): … async for e in events(resp)`: the streamed reads of the
+    functions called inside the deadline's scope (a helper consuming the response). Only
+    those called there directly: a budget around a whole job that somewhere deep inside
+    streams a request bounds the job, not that stream."""
+    scope = f"with:{site.id}"
+    targets = {t for call, call_path in graph.calls_in.get(site.function, ())
+               if call_path == path and scope in call.scopes
+               for t in [graph.resolve_callee(call.callee, Ctx(path))] if t is not None}
+    return [Stream(_short(fn_sym), f"a function called under this deadline reads a stream here ({mark.get('how')})",
+                   fn_path, mark["line"], mark["col"])
+            for fn_sym, fn_path, mark in _stream_reads(graph) if fn_sym in targets]
 
 
 def _streams_awaited_by(graph: TimeoutGraph, site: SiteFact, path: str) -> list[Stream]:
