@@ -276,11 +276,17 @@ def test_a_keeper_loop_paces_the_renewal_not_the_campaign_loop_that_starts_it():
     # docs.py: a Keeper dataclass handed the lock sleeps 10 s between reacquires of a lock
     # whose 12 s TTL comes from `async with services() as s` (an asynccontextmanager
     # yielding Services(…), its TTL from an unannotated helper): flagged at the sleep.
+    # held.py: a helper renews every `every if every is not None else ttl / 3`; vacuum()
+    # passes every=120 for a 120 s TTL: flagged at that argument; compact() leaves the
+    # default (a third), reindex() passes a quarter: silent.
     result = analyse("da103_keeper_loop")
     assert rule_findings(result, "DA103") == [
         ("DA103", "da103_keeper_loop/janitor/docs.py", 22),
+        ("DA103", "da103_keeper_loop/janitor/held.py", 39),
         ("DA103", "da103_keeper_loop/janitor/watch.py", 24),
     ]
+    vacuum = finding_at(result, "DA103", "janitor/held.py", 39)
+    assert "120 s" in vacuum.message and vacuum.severity == "error"
     f = finding_at(result, "DA103", "janitor/watch.py", 24)
     assert "every 20 s" in f.message and "20 s TTL" in f.message
     doc = finding_at(result, "DA103", "janitor/docs.py", 22)

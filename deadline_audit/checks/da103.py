@@ -29,7 +29,7 @@ from deadline_audit.analysis.leases import row_lease_writers
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.facts import CallFact, Expr, SiteFact
 from deadline_audit.findings import Finding, Location, Related
-from deadline_audit.graph import Ctx, TimeoutGraph
+from deadline_audit.graph import Ctx, TimeoutGraph, _walk
 
 RULE_ID, RULE_NAME, SEVERITY = "DA103", "renewal-slower-than-lease", "error"
 
@@ -162,22 +162,30 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
     static = [t for t in loop.ttls if not loop.temporal]
     renew_ttls = _RenewTtls(graph, graph.catalog.file("leases")) if loop.temporal else None
     for period_id in sorted(sites):
-        site, _ = sites[period_id]
+        site, site_path = sites[period_id]
         value = site.value or {}
-        holder = next((h for h in chain if value.get("k") == "ref" and value["sym"] in graph.functions[h][0].params),
-                      None)
-        if holder is None:
+        found = next(((h, ps) for h in chain for ps in [_params_read(graph, value, h)] if ps), None)
+        if found is None:
             continue
-        index = graph.functions[holder][0].params.index(value["sym"])
+        holder, read = found
+        fn = graph.functions[holder][0]
         unit = site.unit or (graph.spec(site).unit if graph.spec(site) else None)
         for call, path, caller in _calls_of(graph).get(holder, ()):
-            fn = graph.functions[holder][0]
-            arg = call.args[index] if index < len(call.args) else call.kw.get(fn.param_names[index])
-            if arg is None:
-                continue
-            p = graph.seconds(arg, Ctx(path), unit)
+            given = [a for i in read for a in [call.args[i] if i < len(call.args) else call.kw.get(fn.param_names[i])]
+                     if a is not None]
+            if not given:
+                continue  # the helper's own default: judged where the helper is
+            arg = given[0]
+            subst = graph.call_subst(fn, call, Ctx(path))
+            # `period = every if every is not None else ttl / 3`: evaluated with this call's arguments
+            p = graph.seconds(value, Ctx(site_path, subst, fn=holder), unit)
             ttls = static or (renew_ttls.temporal().get(caller, []) if renew_ttls else [])
             seconds = {t.key: t.seconds for t in ttls}
+            if None in seconds.values() and static:
+                # `lock(name, timeout=ttl)` in the helper, its TTL a parameter too
+                seconds = {t.key: graph.seconds(t.expr, Ctx(t.ctx.path, subst, fn=holder), t.unit)
+                           if t.expr is not None and t.ctx is not None and _params_read(graph, t.expr, holder)
+                           else t.seconds for t in ttls}
             if None in seconds.values() and static:
                 # `m.Hold(ctx, every)` on an object built with its TTL (`mutex.New(…, ttl)`)
                 fields = object_fields(graph, call.callee.get("x"), Ctx(path)) \
@@ -201,10 +209,30 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
                 location=Location(path, at[0], at[1]),
                 related=[Related(ttl.what if ttl.seconds is not None else
                                  f"TTL set here ({describe_seconds(t)} for this object)", ttl.location),
-                         Related(f"{name} renews every {value['sym'].rsplit('.', 1)[-1]} here", location_of(graph, period_id))],
+                         Related(f"{name} renews every {(value.get('sym') or 'period').rsplit('.', 1)[-1]} here",
+                                 location_of(graph, period_id))],
                 flow=[],
                 fix=f"renew at about a third of the TTL (every {describe_seconds(t / 3)}).",
             )
+
+
+def _params_read(graph: TimeoutGraph, expr: Expr, fn_sym: str, depth: int = 0) -> list[int]:
+    """The indexes of `fn_sym`'s parameters that `expr` reads, directly or through the
+    locals of `fn_sym` it names (`period = every if every is not None else ttl / 3`)."""
+    fn = graph.functions[fn_sym][0]
+    found: list[int] = []
+    for sub in _walk(expr):
+        if not isinstance(sub, dict) or sub.get("k") != "ref":
+            continue
+        sym = sub["sym"]
+        if sym in fn.params:
+            found.append(fn.params.index(sym))
+        elif depth < 3 and sym.startswith(fn_sym + ".") and sym.count(".") == fn_sym.count(".") + 1:
+            decl = graph.decls.get(sym)
+            if decl is not None and decl.kind == "local":
+                for b, _ in graph.bindings.get(sym, ())[:4]:
+                    found += _params_read(graph, b.expr, fn_sym, depth + 1)
+    return list(dict.fromkeys(found))
 
 
 def _per_instance(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) -> Iterable[Finding]:

@@ -354,7 +354,34 @@ class ExprMixin:
         # (both are origins of what flows on; its value is known when they agree).
         if test.get("k") in ("ref", "field", "env") and _mentions(body, test):
             return {"k": "or", "args": [body, orelse]}
+        # `every if every is not None else ttl / 3` (and `d if x is None else x`): the
+        # value when it is given, else the default
+        given = self._none_test(node.test)
+        if given is not None:
+            subject, is_not = given
+            value, default = (body, orelse) if is_not else (orelse, body)
+            if subject.get("k") in ("ref", "field") and _mentions(value, subject):
+                return {"k": "or", "args": [value, default]}
         return {"k": "choice", "args": [body, orelse]}
+
+    def _none_test(self, test: cst.BaseExpression) -> tuple[Expr, bool] | None:
+        """`x is not None` -> (x, True), `x is None` -> (x, False); else None. (Reads the
+        names again: the test was already walked for its facts.)"""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        target = test.comparisons[0]
+        if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+            return None
+        if isinstance(target.operator, cst.IsNot):
+            is_not = True
+        elif isinstance(target.operator, cst.Is):
+            is_not = False
+        else:
+            return None
+        if isinstance(test.left, cst.Name):
+            entry = lookup(self.scope, test.left.value, self.comp_names)
+            return (self.entry_value(entry, test.left.value), is_not) if entry is not None else None
+        return None
 
     def _await(self, node: cst.Await) -> Expr:
         inner = node.expression
