@@ -36,3 +36,13 @@ def test_a_context_rebound_to_a_deadline_on_some_paths():
     # request's context (flagged). Audit detaches with WithoutCancel first (silent).
     result = analyse("da202_rebind")
     assert [where(f) for f in result.findings] == [("DA202", "da202_rebind/edge/proxy.go", 39)]
+
+
+def test_a_select_joins_only_the_goroutine_that_sends_on_its_channel():
+    # fixtures/da202_two_goroutines: search() starts a prefetch goroutine with the request
+    # ctx that nothing waits for, then a suggestion goroutine joined by a select on its
+    # channel (with a ctx.Done() arm). The select does not join the prefetch goroutine,
+    # which does not send on that channel: flagged. The suggestion goroutine only computes
+    # an answer (partial join, no state change) and batch() waits on its WaitGroup: silent.
+    result = analyse("da202_two_goroutines")
+    assert rule_findings(result, "DA202") == [("DA202", "da202_two_goroutines/api/search.go", 41)]

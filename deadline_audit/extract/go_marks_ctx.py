@@ -82,7 +82,10 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         stmt = call_node.parent
         owner = _function_of(stmt)
         partial = None
+        literal = _closure_text(call_node, source)
         for wait, how in waits:
+            if literal is not None and not _mentions_waited(wait, how, literal, source):
+                continue  # `go func() {…}()` that neither sends on that channel nor holds that group
             if wait.start_byte > stmt.end_byte and _function_of(wait) == owner:
                 why = _partial(stmt, wait, owner, returns)
                 if why is None:
@@ -91,6 +94,35 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
                     break
                 partial = partial or why
                 fact.extra["partial_join"] = partial
+
+
+def _closure_text(call_node: Any, source: bytes) -> bytes | None:
+    """The source of `go func(…) {…}(…)` (the literal and its arguments); None for `go f(x)`,
+    whose body is elsewhere."""
+    fn = call_node.child_by_field_name("function")
+    if fn is None or fn.type != "func_literal":
+        return None
+    return source[call_node.start_byte:call_node.end_byte]
+
+
+_WORD = re.compile(rb"[A-Za-z_][\w]*")
+
+
+def _mentions_waited(wait: Any, how: str, closure: bytes, source: bytes) -> bool:
+    """Does the goroutine's literal name what the join waits on — the channel received
+    from (`<-done`, `<-s.results`), the group waited for (`wg.Wait()`)?"""
+    if how == "Wait":
+        fn = wait.child_by_field_name("function")
+        target = fn.child_by_field_name("operand") if fn is not None else None
+    else:
+        target = wait.child_by_field_name("operand")
+    if target is None:
+        return True
+    names = _WORD.findall(source[target.start_byte:target.end_byte])
+    if not names:
+        return True
+    last = names[-1]  # `s.results` -> results; `done` -> done
+    return re.search(rb"(?<![\w])" + re.escape(last) + rb"(?![\w])", closure) is not None
 
 
 _BRANCHES = ("if_statement", "expression_switch_statement", "type_switch_statement")
