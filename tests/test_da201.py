@@ -213,3 +213,14 @@ def test_go_writes_through_sqlx_upserts_and_an_early_record():
         ("DA201", "da201_sqlx/events/consumer.go", 41),
         ("DA201", "da201_sqlx/orders/handlers.go", 14),
     ]
+
+
+def test_a_run_keeping_its_deadline_context_in_a_field():
+    # fixtures/da201_run_field: exportRun holds the WithTimeout context of its budget in
+    # r.ctx; execute() uploads with it, and finish() records the end with the same r.ctx:
+    # when the budget fires the record is cancelled too. importRun records with
+    # context.WithoutCancel(r.ctx): silent.
+    result = analyse("da201_run_field")
+    assert rule_findings(result, "DA201") == [("DA201", "da201_run_field/runs/runs.go", 45)]
+    f = finding_at(result, "DA201", "runs/runs.go", 45)
+    assert "MarkExportFinished" in f.message

@@ -105,6 +105,16 @@ def _bounds_work(graph: TimeoutGraph, writes: TerminalWrites, origin: Origin, wr
                  and (not before or line < write.span.line)):
         return True
     local = ctx_expr.get("sym") if isinstance(ctx_expr, dict) and ctx_expr.get("k") == "ref" else None
+    decl = graph.decls.get(local) if local else None
+    if decl is not None and decl.kind == "field" and local.startswith("sym:go:"):
+        # a run that keeps its own deadline context in a field (`r.ctx`): work done with
+        # that field by any method of the run is bounded by it
+        owner_type = local.split(":", 2)[-1].rsplit(".", 1)[0]
+        methods = list(graph.callgraph.own_methods.get(owner_type, {}).values())
+        owners = [o for m in methods for o in (m, *graph.closures.get(m, ()))]
+        if _hands_on(graph, writes, owners, local, write,
+                     lambda owner, line: owner != write.function or line < write.span.line):
+            return True
     if local and local != origin.bound_sym and write.function and write.function != origin.bound_in:
         # from the statement that bound the deadline context to `local`, up to the write
         bound = [b.span.end_line for b, _ in graph.bindings.get(local, ())
