@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from fnmatch import fnmatchcase
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import networkx as nx
 
@@ -240,50 +240,50 @@ class TimeoutGraph:
 
     def _result_type(self, fn_sym: str, depth: int) -> str | None:
         """A function's declared result type, else the one type its returns build
-        (`def make(): return Client(…)`, a context-manager generator's yield). Memoised."""
+        (`def make(): return Client(…)`, a context-manager generator's yield)."""
         fn, path = self.functions[fn_sym]
         if fn.result_type or not fn.returns:
             return fn.result_type
-        key = ("_result_type", fn_sym)
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._active or depth > 12:
-            return None
-        self._active.add(key)
-        try:
+
+        def built() -> str | None:
             types = {self.type_of(r, Ctx(path), depth + 1) for r in fn.returns[:4]}
-        finally:
-            self._active.discard(key)
-        types.discard(None)
-        found = types.pop() if len(types) == 1 else None
-        self._memo[key] = found
-        return found
+            types.discard(None)
+            return types.pop() if len(types) == 1 else None
+
+        return self._once(("_result_type", fn_sym), depth, built)
 
     def _symbol_type(self, sym: str, depth: int) -> str | None:
-        """A symbol's type: declared, or what its declaration or first bindings build.
-        Memoised; a cycle (`a = b; b = a`) resolves to None."""
-        key = ("_type", sym)
+        """A symbol's type: declared, or what its declaration or first bindings build."""
+        def found() -> str | None:
+            decl = self.decls.get(sym)
+            if decl is not None and decl.type:
+                return decl.type
+            if decl is not None and decl.type_of:
+                declared = self.type_of(decl.type_of, Ctx(self.decl_path[sym]), depth + 1)
+                if declared is not None:
+                    return declared
+            for b, path in self.bindings.get(sym, ())[:8]:
+                built = self.type_of(b.expr, Ctx(path), depth + 1)
+                if built:
+                    return built
+            return None
+
+        return self._once(("_type", sym), depth, found)
+
+    def _once(self, key: tuple, depth: int, compute: Callable[[], Any]) -> Any:
+        """`compute()` memoised under `key`; a key met again while it is being computed (a
+        cycle, `a = b; b = a`) or too deep resolves to None."""
         if key in self._memo:
             return self._memo[key]
         if key in self._active or depth > 12:
             return None
         self._active.add(key)
         try:
-            found = None
-            decl = self.decls.get(sym)
-            if decl is not None and decl.type:
-                found = decl.type
-            elif decl is not None and decl.type_of:
-                found = self.type_of(decl.type_of, Ctx(self.decl_path[sym]), depth + 1)
-            if found is None:
-                for b, path in self.bindings.get(sym, ())[:8]:
-                    found = self.type_of(b.expr, Ctx(path), depth + 1)
-                    if found:
-                        break
+            value = compute()
         finally:
             self._active.discard(key)
-        self._memo[key] = found
-        return found
+        self._memo[key] = value
+        return value
 
     def resolve_field(self, expr: Expr, ctx: Ctx, depth: int = 0) -> str | None:
         owner = self.type_of(expr.get("x"), ctx, depth + 1)
