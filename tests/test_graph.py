@@ -376,3 +376,15 @@ def test_graph_export_is_the_same_whatever_the_hash_seed():
         assert sum(e["kind"] == "sent_as" for e in edges) == 4  # run_timeout and grace_period, to each receiver
         outputs.add(out.stdout)
     assert len(outputs) == 1
+
+
+def test_reachable_with_a_limit_keeps_the_nearest_functions_in_a_fixed_order():
+    # the DA102/DA103 queries cap how far they follow calls; which functions make the cut
+    # must not depend on the order a set iterates in (string hashes change per process)
+    from analysis_support import build
+
+    graph = build("da103_keeper_loop").graph
+    campaign = "sym:py:janitor.leader.Leadership.campaign"
+    assert graph.reachable([campaign], limit=2) == {campaign, "sym:py:janitor.leader.Leadership._serve"}
+    assert graph.reachable([campaign], limit=3) == {
+        campaign, "sym:py:janitor.leader.Leadership._serve", "sym:py:janitor.leader.Leadership._keep"}

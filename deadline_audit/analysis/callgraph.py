@@ -16,7 +16,7 @@ Unresolvable stays unresolved: no target, no link.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from typing import Any
 
 from deadline_audit.analysis.context import Ctx, GraphView
@@ -249,15 +249,18 @@ class CallGraph:
         return ()
 
     def reachable(self, roots: list[str], limit: int = 400) -> set[str]:
+        """The functions reachable from `roots`, nearest first up to `limit`, in a fixed
+        order (callees sorted): with a limit, which functions make it in must not depend on
+        the order a set happens to iterate in (string hashes change from run to run)."""
         g = self.graph
         seen: set[str] = set()
-        todo = list(roots)
+        todo = deque(roots)
         while todo and len(seen) < limit:
-            sym = todo.pop()
+            sym = todo.popleft()
             if sym in seen or sym not in g.functions:
                 continue
             seen.add(sym)
-            todo.extend(self.callees(sym) - seen)
+            todo.extend(sorted(self.callees(sym) - seen))
         return seen
 
 
