@@ -481,6 +481,8 @@ class _Builder:
                 continue
             if k == "dict":
                 keys = {item[0]: item[1] for item in sub.get("items", ()) if isinstance(item, list) and len(item) == 2}
+                if sub.get("spread") is not None and function is not None:
+                    found.update(self._forwarded(path, function, keys, sub["spread"], wanted))
                 if wanted.isdisjoint(keys):
                     continue
                 lang = "go" if self.g.lang.get(path) == "go" else "python"
@@ -525,6 +527,31 @@ class _Builder:
                 found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys,
                                        set(schema.fields), type_name, defaults=defaults)
         return list(found.values())
+
+    def _forwarded(self, path: str, function: str, keys: dict[str, Expr], spread: Expr,
+                   wanted: set[str]) -> dict[tuple[str, int, int], Payload]:
+        """`def submit(self, kind, /, **fields): post({"kind": kind, **fields})`: each call
+        of the helper sends the literal's keys (its parameters bound to the call's
+        arguments) plus the keywords that land in `**fields`, as a payload at the call."""
+        fn = self.g.functions[function][0]
+        if spread.get("k") != "ref" or spread["sym"] not in fn.params:
+            return {}
+        found = {}
+        for caller, calls in self.g.calls_in.items():
+            for call, cpath in calls:
+                extra = {name: v for name, v in call.kw.items() if name not in fn.param_names}
+                if len(extra) < 2 or self.g.tests.holds(cpath) or \
+                        self.g.resolve_callee(call.callee, Ctx(cpath)) != function:
+                    continue
+                subst = self.g.call_subst(fn, call, Ctx(cpath))
+                sent = {key: (subst[v["sym"]][0] if v.get("k") == "ref" and v["sym"] in subst else v)
+                        for key, v in keys.items()}
+                sent.update(extra)
+                if not wanted.isdisjoint(sent):
+                    where = (cpath, call.span.line, call.span.column)
+                    found[where] = Payload("python", cpath, Location(cpath, call.span.line, call.span.column),
+                                           caller, sent, set(sent))
+        return found
 
     def _all_exprs(self) -> Iterator[tuple[str, str | None, Expr]]:
         for path, function, expr, _ in self._all_exprs_at():

@@ -412,6 +412,7 @@ class ExprMixin:
         span = self.pos("dict", node)
         items: list[list[Any]] = []  # [key, value]: a list, so that no user key reads as an Expr field
         open_keys = False  # `**other` or a computed key: keys this literal may hold besides `items`
+        spread: list[Expr] = []  # the `**x` it merges in
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 key = self.expr(element.key)
@@ -421,12 +422,14 @@ class ExprMixin:
                 else:
                     open_keys = True
             else:
-                self.expr(element.value)
+                spread.append(self.expr(element.value))
                 open_keys = True
-        if len(items) >= 2:  # a payload candidate (DA401-DA403 wire links)
+        if len(items) >= 2 or (items and len(spread) == 1):  # a payload candidate (DA401-DA403 wire links)
             expr: Expr = {"k": "dict", "items": items, "at": [span.line, span.column]}
             if open_keys:
                 expr["open"] = True
+            if len(spread) == 1:
+                expr["spread"] = spread[0]  # `{"kind": kind, **fields}`: a forwarding helper's body
             return expr
         return unknown("Dict")
 
