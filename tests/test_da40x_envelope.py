@@ -14,9 +14,17 @@ def test_an_envelope_matching_its_own_struct_is_not_a_send_of_a_sibling_without_
     # client.submit(kind, **fields) posts {"kind": kind, **fields}: each call is a payload
     # at the call; reindex_products() sends no timeout_ms (the crawler falls back to its
     # 10 min default): flagged; reindex_orders() sends one: silent.
+    # payloads.scan() sends no budget_seconds to a ScanRequest whose Budget() keeps its
+    # 15 min default unless `r.BudgetSeconds > 0` (`d := defaultScan; if … { d = … }`):
+    # flagged; deep_scan() sends one: silent.
     result = analyse(T)
-    assert rule_findings(result, "DA402") == [("DA402", f"{T}/console/console/client.py", 32)]
+    assert rule_findings(result, "DA402") == [
+        ("DA402", f"{T}/console/console/client.py", 32),
+        ("DA402", f"{T}/console/console/payloads.py", 29),
+    ]
     assert "timeout_ms" in finding_at(result, "DA402", "client.py", 32).message
+    scan = finding_at(result, "DA402", "payloads.py", 29)
+    assert "budget_seconds" in scan.message and "15 min" in scan.message
 
 
 def test_seconds_times_ns_per_second_is_sent_in_nanoseconds():

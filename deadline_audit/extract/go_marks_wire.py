@@ -8,7 +8,8 @@ its position. What the expression language cannot hold is a guarded assignment:
   `if x > MAX { x = MAX }` (also `>=`, `MAX < x`) and `if x > MAX { return MAX }`;
 - `FunctionFact.markers += {"m": "fallback", "form": "if", "trigger": "zero",
   "subject": Expr, "line", "col", "assign": [line, col] | None, "ret": int | None}` for
-  `if x <= 0 { x = D }` (also `== 0`, `< 1`, `x == ""`) and `if x <= 0 { return D }`.
+  `if x <= 0 { x = D }` (also `== 0`, `< 1`, `x == ""`) and `if x <= 0 { return D }`, and
+  `d := D; if x > 0 { d = f(x) }` (`assign`: the statement giving D).
 
 - `FunctionFact.markers += {"m": "case", "switch": [line, col], "subject": Expr,
   "values": [Expr] | None, "line", "end"}` for each clause of an expression `switch`
@@ -101,6 +102,13 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             if target is not None and (target[1] is None or target[1] == lt):
                 fn.markers.append({"m": "fallback", "form": "if", "trigger": "zero", "subject": ctx.expr(left, fn),
                                    "line": line, "col": col, "assign": target[2], "ret": target[3]})
+        elif op == ">" and rt in _ZERO:
+            # `d := D; if x > 0 { d = f(x) }`: d keeps its default D when x is zero
+            target = _guarded(stmt, ctx, node, fn, orders)
+            default = _default_before(node, target[1], ctx) if target is not None and target[1] else None
+            if default is not None and lt in target[0]:
+                fn.markers.append({"m": "fallback", "form": "if", "trigger": "zero", "subject": ctx.expr(left, fn),
+                                   "line": line, "col": col, "assign": default, "ret": None})
 
 
 def _cases(tree: Any, ctx: GoMarkContext) -> None:
@@ -214,6 +222,19 @@ def _guarded(stmt: Any, ctx: GoMarkContext, if_node: Any, fn,
         index = _return_index(stmt, orders)
         return ctx.text(value).strip(), None, None, index
     return None
+
+
+def _default_before(if_node: Any, name: str, ctx: GoMarkContext) -> list[int] | None:
+    """The position of the statement right before the `if` that gives `name` its default
+    (`d := D`, `d = D`, `var d = D`), or None."""
+    prev = if_node.prev_named_sibling
+    while prev is not None and prev.type == "comment":
+        prev = prev.prev_named_sibling
+    if prev is None or prev.type not in ("short_var_declaration", "assignment_statement", "var_declaration"):
+        return None
+    head = ctx.text(prev).split("=", 1)[0].replace(":", "").replace("var ", "").strip()
+    names = [n.strip() for n in head.split(",")]
+    return ctx.at(prev) if names and names[0].split()[0] == name and len(names) == 1 else None
 
 
 def _return_index(stmt: Any, orders: dict[int, list[int]]) -> int | None:
