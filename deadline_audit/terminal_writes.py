@@ -519,6 +519,11 @@ class TerminalWrites:
     def _sql(self, expr: Expr) -> bool:
         """SQL that sets a status column — unless it sets it to a state that is not an end
         (`SET status = 'running'`); also inside a statement wrapper (`text("UPDATE …")`)."""
+        if expr.get("k") == "ref" and self.graph is not None:
+            # `_SET_STATUS = text("UPDATE jobs SET status = :status …")` at module level
+            bound = self.graph.bindings.get(expr["sym"], ())
+            if len(bound) == 1 and bound[0][0].function is None:
+                expr = bound[0][0].expr
         if expr.get("k") == "call" and self._wraps_sql(expr) and expr.get("args"):
             expr = expr["args"][0]
         if expr.get("k") != "str" or not any(p.search(expr.get("v", "")) for p in self.sql):

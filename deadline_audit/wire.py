@@ -480,6 +480,8 @@ class _Builder:
             if where in found:
                 continue
             if k == "dict":
+                if where in self._sql_parameters():
+                    continue  # `conn.execute(text("INSERT …"), {"id": …})`: bind parameters, not a send
                 keys = {item[0]: item[1] for item in sub.get("items", ()) if isinstance(item, list) and len(item) == 2}
                 if sub.get("spread") is not None and function is not None:
                     found.update(self._forwarded(path, function, keys, sub["spread"], wanted))
@@ -527,6 +529,25 @@ class _Builder:
                 found[where] = Payload("python", path, Location(path, at[0], at[1]), function, keys,
                                        set(schema.fields), type_name, defaults=defaults)
         return list(found.values())
+
+    def _sql_parameters(self) -> set[tuple[str, int, int]]:
+        """Positions of the dict literals handed to a call next to a SQL statement (a
+        string that starts like one, or a text wrapper of the catalog): bind parameters."""
+        key = ("_wire_sql_parameters",)
+        found = self.g._memo.get(key)
+        if found is None:
+            found = set()
+            wrappers = set(self.g.catalog.file("terminal_writes").get("sql", {}).get("text_wrappers", ()))
+            for calls in self.g.calls_in.values():
+                for call, path in calls:
+                    values = [*call.args, *call.kw.values()]
+                    if not any(_is_statement(v, wrappers) for v in values):
+                        continue
+                    for v in values:
+                        if v.get("k") == "dict" and v.get("at"):
+                            found.add((path, v["at"][0], v["at"][1]))
+            self.g._memo[key] = found
+        return found
 
     def _forwarded(self, path: str, function: str, keys: dict[str, Expr], spread: Expr,
                    wanted: set[str]) -> dict[tuple[str, int, int], Payload]:
@@ -973,3 +994,15 @@ def read_of(graph: TimeoutGraph, expr: Expr, ctx: Ctx) -> tuple[str, str] | None
         return None
     sym = graph.resolve_sym(base, ctx)
     return (sym, key) if sym and sym.startswith("sym:py:") else None
+
+
+_STATEMENT_START = re.compile(r"^\s*(select|insert|update|delete|with|upsert|merge)\b", re.IGNORECASE)
+
+
+def _is_statement(expr: Expr, wrappers: set[str]) -> bool:
+    """A SQL statement given to a call: `"INSERT …"` or `text("INSERT …")`."""
+    if expr.get("k") == "call":
+        fn = expr.get("fn") or {}
+        name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym", "")).removeprefix("sym:py:")
+        return name in wrappers
+    return expr.get("k") == "str" and bool(_STATEMENT_START.match(expr.get("v", "")))

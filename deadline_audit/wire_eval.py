@@ -215,6 +215,25 @@ def sent_alternatives(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: i
         entries = lookup_entries(graph, expr, ctx)
         return [alt for e, e_ctx in entries for alt in sent_alternatives(graph, e, e_ctx, depth + 1, seen)][:16] \
             or [(expr, ctx)]
+    if k == "call":
+        fn = expr.get("fn") or {}
+        args = expr.get("args") or []
+        if fn.get("k") == "method" and fn.get("name") == "get" and len(args) == 2 and args[0].get("k") != "str":
+            # `BUDGETS.get(bank, DEFAULT)`: any value of the literal, or the default
+            entries = lookup_entries(graph, {"lookup": fn.get("x")}, ctx)
+            if entries:
+                return [alt for e, e_ctx in [*entries, (args[1], ctx)]
+                        for alt in sent_alternatives(graph, e, e_ctx, depth + 1, seen)][:16]
+        target = graph.resolve_callee(fn, ctx) if fn.get("k") in ("fnref", "method") else None
+        if target is not None and target in graph.functions and target not in seen:
+            # a helper returning one of several values (`settle_timeout_for(bank)`)
+            callee, cpath = graph.functions[target]
+            inner = Ctx(cpath, graph.call_subst(callee, expr, ctx), fn=target)
+            found = [alt for r in callee.returns[:4]
+                     for alt in sent_alternatives(graph, r, inner, depth + 1, seen | {target})]
+            if len(found) > 1:
+                return found[:16]
+        return [(expr, ctx)]
     if k == "conv" and expr.get("x") is not None:
         return [({**expr, "x": a}, a_ctx) for a, a_ctx in sent_alternatives(graph, expr["x"], ctx, depth + 1, seen)]
     if k in ("ref", "field"):

@@ -312,3 +312,12 @@ def test_row_leases_renewed_by_sql_statements():
     beat = finding_at(result, "DA103", "worker/worker.go", 70)
     assert beat.severity == "error"
     assert [rel(r.location) for r in beat.related] == [("da103_sql_rows/worker/worker.go", 78)]
+
+
+def test_an_election_whose_durations_are_unknown_is_silent_and_never_crashes():
+    # fixtures/da103_election_unresolved: LeaseDuration and RetryPeriod come from a
+    # parameter nobody resolves; the pair cannot be compared, and the check must not fail
+    # (it once raised KeyError on the pair's loop key, a run exiting 2).
+    result = analyse("da103_election_unresolved")
+    assert result.summary.internal_errors == 0
+    assert rule_findings(result, "DA103") == []

@@ -185,10 +185,13 @@ def test_every_value_that_may_be_sent_or_looked_up_is_checked_at_its_origin():
     # flagged at its constant, the 40 min arm is not. `RUSH_BUDGETS[tier]` sends one of a
     # dict's values: the 8 h entry is flagged, the 15 min one is not. In Go,
     # `d, ok := paperBudget[paper]` feeds min(d, maxPrint): the 3 h poster entry is flagged.
+    # print_poster() sends poster_budget(size), a helper returning
+    # `POSTER_BUDGETS.get(size.lower(), DEFAULT_PRINT_MS)`: the 90 min a0 entry is flagged.
     result = analyse("da401_alternatives")
     assert rule_findings(result, "DA401") == [
         ("DA401", "da401_alternatives/office/office/budgets.py", 5),
         ("DA401", "da401_alternatives/office/office/budgets.py", 9),
+        ("DA401", "da401_alternatives/office/office/budgets.py", 14),
         ("DA401", "da401_alternatives/printer/internal/jobs/jobs.go", 28),
     ]
     banner = finding_at(result, "DA401", "office/budgets.py", 5)

@@ -219,6 +219,8 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
 def _params_read(graph: TimeoutGraph, expr: Expr, fn_sym: str, depth: int = 0) -> list[int]:
     """The indexes of `fn_sym`'s parameters that `expr` reads, directly or through the
     locals of `fn_sym` it names (`period = every if every is not None else ttl / 3`)."""
+    if fn_sym not in graph.functions:
+        return []  # an option pair's loop key, not a function
     fn = graph.functions[fn_sym][0]
     found: list[int] = []
     for sub in _walk(expr):
