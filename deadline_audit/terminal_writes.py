@@ -135,6 +135,15 @@ class TerminalWrites:
             verdict = self.body(target)
             if verdict is not None:
                 return verdict  # the body decides: a write helper, an operation, or detached
+            if self.graph is not None and path is not None:
+                from deadline_audit.graph import Ctx
+
+                # a Protocol's stub (`async def complete(self, req): ...`): its implementations decide
+                others = [self.body(t) for t in self.graph.resolve_callees(call.callee, Ctx(path)) if t != target]
+                if any(v is True for v in others):
+                    return True
+                if any(v is False for v in others):
+                    return False  # an operation somewhere, a write nowhere
         return self.by_name(call, path)
 
     def by_name(self, call: CallFact, path: str | None = None) -> bool:

@@ -224,3 +224,13 @@ def test_a_run_keeping_its_deadline_context_in_a_field():
     assert rule_findings(result, "DA201") == [("DA201", "da201_run_field/runs/runs.go", 45)]
     f = finding_at(result, "DA201", "runs/runs.go", 45)
     assert "MarkExportFinished" in f.message
+
+
+def test_a_protocol_method_is_judged_by_its_implementations():
+    # fixtures/da201_protocol_work: DigestRunner.run awaits `self._llm.complete(job.request)`
+    # on a BatchLLM Protocol (a stub), then saves the digest in the same asyncio.timeout
+    # scope. `complete` on a batch type reads like a finish verb, but the implementations
+    # (a model call, a router picking one) work: the save after it is flagged. run_detached
+    # saves after the scope has closed: silent.
+    result = analyse("da201_protocol_work")
+    assert rule_findings(result, "DA201") == [("DA201", "da201_protocol_work/digest/runner.py", 31)]
