@@ -321,3 +321,13 @@ def test_an_election_whose_durations_are_unknown_is_silent_and_never_crashes():
     result = analyse("da103_election_unresolved")
     assert result.summary.internal_errors == 0
     assert rule_findings(result, "DA103") == []
+
+
+def test_a_heartbeat_ticking_at_the_activitys_own_heartbeat_timeout():
+    # fixtures/da103_temporal_info: Load heartbeats on a ticker of
+    # activity.GetInfo(ctx).HeartbeatTimeout — the period IS the timeout (30 s here): an
+    # error at the ticker. Index ticks at a third of it: silent.
+    result = analyse("da103_temporal_info")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_temporal_info/flows/flows.go", 16)]
+    f = finding_at(result, "DA103", "flows/flows.go", 16)
+    assert f.severity == "error" and "30 s" in f.message

@@ -77,6 +77,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         t = ttl.seconds
         for period in sorted(set(loop.periods)):
             p = _seconds(graph, period)
+            if p is None and loop.temporal and _own_heartbeat_timeout(graph, period):
+                p = t  # `time.NewTicker(activity.GetInfo(ctx).HeartbeatTimeout)`: the TTL itself
             if p is None or p <= 0 or t <= 0 or p <= t * ratio or (loop.additive and p < t):
                 continue
             yield _finding(graph, period, ttl, p, t, ratio)
@@ -214,6 +216,21 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
                 flow=[],
                 fix=f"renew at about a third of the TTL (every {describe_seconds(t / 3)}).",
             )
+
+
+def _own_heartbeat_timeout(graph: TimeoutGraph, period: str) -> bool:
+    """Is the period the running activity's own heartbeat timeout, read from its info
+    (catalog `[temporal.*] activity_info` / `heartbeat_field`)?"""
+    site, path = _site_facts(graph).get(period, (None, ""))
+    value = site.value if site is not None else None
+    lang = "go" if graph.lang.get(path) == "go" else "python"
+    spec = graph.catalog.file("leases").get("temporal", {}).get(lang, {})
+    if not value or value.get("k") != "field" or value.get("name") != spec.get("heartbeat_field"):
+        return False
+    x = value.get("x") or {}
+    made = [b.expr for b, _ in graph.bindings.get(x.get("sym", ""), ())[:4]] if x.get("k") == "ref" else [x]
+    infos = set(spec.get("activity_info", ()))
+    return bool(made) and all(m.get("k") == "call" and (m.get("fn") or {}).get("name") in infos for m in made)
 
 
 def _params_read(graph: TimeoutGraph, expr: Expr, fn_sym: str, depth: int = 0) -> list[int]:
