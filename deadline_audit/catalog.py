@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -202,3 +203,10 @@ def load_catalog(extensions: dict[str, Any] | None = None) -> Catalog:
                     data.setdefault(lang, {}).setdefault(key, []).extend(value)
     data["sites_by_lang"] = {lang: data.get(lang, {}).get("sites", []) for lang in ("go", "python")}
     return Catalog(data)  # builds SiteSpecs now: a bad user entry fails before any parse
+
+
+def sql_now_pattern(functions: Any) -> str:
+    """A regex alternation for "the current time" in SQL from the catalog's
+    `[sql] now_functions` (`now()`, `current_timestamp`: parentheses optional)."""
+    names = "|".join(re.escape(f) for f in sorted(functions, key=len, reverse=True)) or "(?!)"
+    return rf"(?:(?:{names})(?:\(\s*\))?)"

@@ -18,9 +18,12 @@ def test_an_envelope_matching_its_own_struct_is_not_a_send_of_a_sibling_without_
     # 15 min default unless `r.BudgetSeconds > 0` (`d := defaultScan; if … { d = … }`):
     # flagged; deep_scan() sends one: silent.
     result = analyse(T)
+    # payloads.probe() sends no within_ms to ProbeRequest.Deadline, whose default is
+    # assigned two statements before the `if r.WithinMs > 0` guard: flagged.
     assert rule_findings(result, "DA402") == [
         ("DA402", f"{T}/console/console/client.py", 32),
         ("DA402", f"{T}/console/console/payloads.py", 29),
+        ("DA402", f"{T}/console/console/payloads.py", 37),
     ]
     assert "timeout_ms" in finding_at(result, "DA402", "client.py", 32).message
     scan = finding_at(result, "DA402", "payloads.py", 29)

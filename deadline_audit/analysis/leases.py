@@ -448,18 +448,20 @@ def _lease(graph: GraphView, call: CallFact, path: str, caller: str | None, fn: 
 # -- DB row leases -----------------------------------------------------------------------
 
 def row_lease_writers(graph: GraphView) -> set[str]:
-    """Functions whose SQL moves a timestamp column to now() + an interval (catalog
-    `row_lease.sql`): each call renews a row's lease."""
+    """Functions whose SQL moves a timestamp column to now() + an interval (any amount;
+    "now" is catalog `[sql] now_functions`): each call renews a row's lease."""
     key = ("_row_lease_writers",)
     if key in graph._memo:
         return graph._memo[key]
     import re
 
+    from deadline_audit.catalog import sql_now_pattern
 
-    pattern = graph.catalog.file("leases").get("row_lease", {}).get("sql")
+    functions = graph.catalog.file("leases").get("sql", {}).get("now_functions", ())
     found: set[str] = set()
-    if pattern:
-        sql = re.compile(pattern, re.IGNORECASE)
+    if functions:
+        sql = re.compile(rf"\bUPDATE\b[\s\S]*?\bSET\b[\s\S]*?\w+\s*=\s*{sql_now_pattern(functions)}\s*\+",
+                         re.IGNORECASE)
         for sym, calls in graph.calls_in.items():
             if sym is None:
                 continue

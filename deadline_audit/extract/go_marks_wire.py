@@ -30,6 +30,7 @@ the bound / default value with its full expression); `ret` is the index of the g
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from deadline_audit.catalog import Catalog
@@ -225,16 +226,23 @@ def _guarded(stmt: Any, ctx: GoMarkContext, if_node: Any, fn,
 
 
 def _default_before(if_node: Any, name: str, ctx: GoMarkContext) -> list[int] | None:
-    """The position of the statement right before the `if` that gives `name` its default
-    (`d := D`, `d = D`, `var d = D`), or None."""
+    """The position of the statement before the `if`, in the same block, that last gives
+    `name` its default (`d := D`, `d = D`, `var d = D`; statements that do not touch `d` may
+    stand between), or None."""
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
     prev = if_node.prev_named_sibling
-    while prev is not None and prev.type == "comment":
+    while prev is not None:
+        if prev.type != "comment":
+            text = ctx.text(prev)
+            if prev.type in ("short_var_declaration", "assignment_statement", "var_declaration"):
+                head = text.split("=", 1)[0].replace(":", "").replace("var ", "").strip()
+                names = [n.strip() for n in head.split(",")]
+                if len(names) == 1 and names[0].split()[0] == name:
+                    return ctx.at(prev)
+            if word.search(text):
+                return None  # `d` is read or changed in between: not a plain default
         prev = prev.prev_named_sibling
-    if prev is None or prev.type not in ("short_var_declaration", "assignment_statement", "var_declaration"):
-        return None
-    head = ctx.text(prev).split("=", 1)[0].replace(":", "").replace("var ", "").strip()
-    names = [n.strip() for n in head.split(",")]
-    return ctx.at(prev) if names and names[0].split()[0] == name and len(names) == 1 else None
+    return None
 
 
 def _return_index(stmt: Any, orders: dict[int, list[int]]) -> int | None:

@@ -20,10 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deadline_audit.catalog import Catalog, SiteSpec
-
-_NOW = r"(?:now\(\s*\)|current_timestamp(?:\(\s*\))?|clock_timestamp\(\s*\)|statement_timestamp\(\s*\)|utc_timestamp\(\s*\)|localtimestamp)"
-
+from deadline_audit.catalog import Catalog, SiteSpec, sql_now_pattern
 
 def _param(i: int) -> str:
     """A placeholder, its groups numbered (a pattern may not repeat a group's name)."""
@@ -41,10 +38,15 @@ _AMOUNTS = (
     rf"{_second(2)}\s*\*\s*{_param(2)}",
     rf"\(\s*{_param(3)}\s*\|\|\s*'\s*(?P<unit3>second|millisecond)s?'\s*\)\s*::\s*interval",
 )
-_SET = re.compile(
-    rf"(?:(?P<col>\w+)\s*=\s*)?(?:{_NOW}\s*\+\s*\(?\s*(?:{'|'.join(f'(?:{a})' for a in _AMOUNTS)})"
-    rf"|date_add\(\s*{_NOW}\s*,\s*interval\s+{_param(4)}\s+(?P<unit4>second|microsecond)\s*\))",
-    re.IGNORECASE)
+
+
+def _set_pattern(now: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?:(?P<col>\w+)\s*=\s*)?(?:{now}\s*\+\s*\(?\s*(?:{'|'.join(f'(?:{a})' for a in _AMOUNTS)})"
+        rf"|date_add\(\s*{now}\s*,\s*interval\s+{_param(4)}\s+(?P<unit4>second|microsecond)\s*\))",
+        re.IGNORECASE)
+
+
 _PLACEHOLDER = re.compile(r"\$\d+|\?|(?<!:):[A-Za-z_]\w*|%\(\w+\)s|%s")
 _STATEMENT = re.compile(r"^\s*(?:with\b.*?\)\s*)?(update|insert)\b", re.IGNORECASE | re.DOTALL)
 
@@ -67,13 +69,14 @@ class SqlLeaseKnowledge:
         self.methods = frozenset(spec.get(f"{lang}_methods", ()))
         prefix = "go:" if lang == "go" else "py:"
         self.sites = {unit: catalog.site(prefix + api) for unit, api in (spec.get("sites") or {}).items()}
+        self._set = _set_pattern(sql_now_pattern(spec.get("now_functions", ())))
 
     def binds(self, text: str) -> list[LeaseBind]:
         """The TTLs a statement sets a lease column from (none when it is no lease reset)."""
         if "(" not in text or not _STATEMENT.match(text):
             return []
         found = []
-        for m in _SET.finditer(text):
+        for m in self._set.finditer(text):
             groups = {k: v for k, v in m.groupdict().items() if v is not None}
             unit = next((v for k, v in groups.items() if k.startswith("unit")), "second").lower()
             spec = self.sites.get("ms" if unit == "millisecond" else "us" if unit == "microsecond" else "s")
