@@ -44,14 +44,89 @@ def bind_settings_tables(graph: "TimeoutGraph") -> None:
             fields[sym.rsplit(".", 1)[0]].append(sym)
     settings = graph.catalog.table("python", "settings")
     sources = (str(settings.get("config_attribute", "model_config")), tuple(settings.get("file_sources", ())))
+    roots: dict[str, list[str]] = defaultdict(list)  # class -> key prefixes it is filled from
     for owner, members in fields.items():
-        for prefix in _tables_named(graph, members, sources):
-            matched = [(sym, prefix + sym.rsplit(".", 1)[-1]) for sym in members
-                       if len(files_by_key.get(prefix + sym.rsplit(".", 1)[-1], ())) == 1]
+        roots[owner].extend(_tables_named(graph, members, sources))
+    for owner, prefix in _validated_documents(graph, settings, fields):
+        roots[owner].append(prefix)
+    # a model class nested at two places (`transcode: Stage`, `thumbnail: Stage`) reads
+    # either table: its field gets one binding per key, values the checks try one by one
+    keys_of: dict[str, dict[str, str]] = defaultdict(dict)
+    for owner, prefixes in roots.items():
+        for prefix in dict.fromkeys(prefixes):
+            matched = [(sym, key) for sym, key in _nested_keys(graph, fields, owner, prefix)
+                       if len(files_by_key.get(key, ())) == 1]
             if len(matched) < 2:
                 continue  # one key in common says nothing about the class
             for sym, key in matched:
-                _read_from_file(graph, sym, key, next(iter(files_by_key[key])))
+                keys_of[sym][key] = next(iter(files_by_key[key]))
+    for sym, keys in keys_of.items():
+        _read_from_file(graph, sym, keys)
+
+
+def _nested_keys(graph: "TimeoutGraph", fields: dict[str, list[str]], owner: str, prefix: str,
+                 depth: int = 0) -> list[tuple[str, str]]:
+    """(field symbol, config key) for the fields of `owner` read under `prefix`, and of the
+    model classes its fields hold (`jobs: JobsConfig` -> `jobs.table_sync.timeout_seconds`),
+    as pydantic validates a nested table into a nested model."""
+    out: list[tuple[str, str]] = []
+    for sym in fields.get(owner, ()):
+        key = prefix + sym.rsplit(".", 1)[-1]
+        out.append((sym, key))
+        decl = graph.decls.get(sym)
+        nested = "sym:" + decl.type if decl is not None and decl.type and decl.type.startswith("py:") else None
+        if nested in fields and nested != owner and depth < 4:
+            out.extend(_nested_keys(graph, fields, nested, key + ".", depth + 1))
+    return out
+
+
+def _validated_documents(graph: "TimeoutGraph", settings: dict, fields: dict[str, list[str]]):
+    """(class, key prefix) for a model class filled from a loaded config document:
+    `Jobs.model_validate(raw.get("jobs", {}))`, `Jobs(**raw["jobs"])`, where `raw` is
+    what `tomllib.load`/`yaml.safe_load`/… returned (catalog `settings.document_loaders`,
+    `settings.validators`)."""
+    loaders = set(settings.get("document_loaders", ()))
+    validators = set(settings.get("validators", ()))
+    for calls in graph.calls_in.values():
+        for call, path in calls:
+            if not path.endswith(".py") or call.callee.get("k") != "fnref":
+                continue
+            sym = call.callee["sym"]
+            if sym in fields and "spread" in call.extra:
+                owner, document = sym, call.extra["spread"]
+            elif sym.rsplit(".", 1)[0] in fields and sym.rsplit(".", 1)[-1] in validators and call.args:
+                owner, document = sym.rsplit(".", 1)[0], call.args[0]
+            else:
+                continue
+            keys = _document_keys(graph, document, loaders)
+            if keys is not None:
+                yield owner, "".join(k + "." for k in keys)
+
+
+def _document_keys(graph: "TimeoutGraph", expr: Expr, loaders: set[str], depth: int = 0) -> list[str] | None:
+    """The keys `expr` reads from a loaded document (`raw["a"].get("b")` -> [a, b]), or
+    None when it does not read one."""
+    if depth > 8 or not expr:
+        return None
+    k = expr.get("k")
+    fn = expr.get("fn") or {}
+    if k == "or" and expr.get("args"):
+        return _document_keys(graph, expr["args"][0], loaders, depth + 1)
+    if k == "item" and isinstance(expr.get("key"), str):
+        inner = _document_keys(graph, expr.get("x"), loaders, depth + 1)
+        return None if inner is None else inner + [expr["key"]]
+    if k == "call" and fn.get("k") == "method" and fn.get("name") == "get" and expr.get("args") \
+            and expr["args"][0].get("k") == "str":
+        inner = _document_keys(graph, fn.get("x"), loaders, depth + 1)
+        return None if inner is None else inner + [expr["args"][0]["v"]]
+    if k == "call":
+        name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym", "")).removeprefix("sym:py:")
+        return [] if name in loaders else None
+    if k == "ref":
+        binds = graph.bindings.get(expr["sym"], ())
+        found = [_document_keys(graph, b.expr, loaders, depth + 1) for b, _ in binds]
+        return found[0] if len(found) == 1 else None
+    return None
 
 
 def _tables_named(graph: "TimeoutGraph", members: list[str], sources: tuple[str, tuple[str, ...]]) -> list[str]:
@@ -70,10 +145,11 @@ def _tables_named(graph: "TimeoutGraph", members: list[str], sources: tuple[str,
     return list(dict.fromkeys(found))
 
 
-def _read_from_file(graph: "TimeoutGraph", sym: str, key: str, path: str) -> None:
+def _read_from_file(graph: "TimeoutGraph", sym: str, keys: dict[str, str]) -> None:
     rebound = []
     for b, bpath in graph.bindings.get(sym, ()):
-        rebound.append((Binding(b.sym, _with_file(b.expr, key, path), b.span, b.function, b.is_default), bpath))
+        for key, path in keys.items():
+            rebound.append((Binding(b.sym, _with_file(b.expr, key, path), b.span, b.function, b.is_default), bpath))
     if rebound:
         graph.bindings[sym] = rebound
 

@@ -149,7 +149,7 @@ def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, 
         elif node.startswith("cfg:"):
             key = node.split("#", 1)[-1]
             for cpath, cv in graph.config_values.get(key, ())[:1]:
-                seconds = _config_seconds(cv.raw, unit)
+                seconds = _config_seconds(cv.raw, unit, key)
                 out.append(Origin("cfg", Location(cpath, cv.span.line, cv.span.column), f"{key}: {cv.raw} in {cpath}",
                                   seconds, node))
         elif node.startswith("lit:"):
@@ -182,10 +182,12 @@ def _op_text(expr: Expr) -> str:
     return "an expression"
 
 
-def _config_seconds(raw: str, unit: str | None) -> float | None:
+def _config_seconds(raw: str, unit: str | None, key: str | None = None) -> float | None:
+    """A bare number is read in the unit its key states (`finalize_timeout_ms`), else in
+    seconds."""
     from deadline_audit.durations import parse_duration_text
 
-    return parse_duration_text(raw, default_unit="s")
+    return parse_duration_text(raw, default_unit=name_unit(key.rsplit(".", 1)[-1] if key else None) or "s")
 
 
 def lookup_entries(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx) -> list[tuple[Expr, Ctx]]:

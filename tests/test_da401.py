@@ -199,3 +199,19 @@ def test_every_value_that_may_be_sent_or_looked_up_is_checked_at_its_origin():
     assert [rel(r.location) for r in banner.related] == [("da401_alternatives/printer/internal/jobs/jobs.go", 19)]
     poster = finding_at(result, "DA401", "jobs/jobs.go", 28)
     assert "3 h" in poster.message and "localBudget" in poster.message
+
+
+def test_config_tables_validated_into_nested_models():
+    # fixtures/da401_config_models: `Pipelines(**yaml.safe_load(fh)["pipelines"])` fills a
+    # model whose two fields hold the same nested StageConfig, and a pydantic-settings class
+    # reads studio.toml (`toml_file=`) into nested sections. The 2 h transcode budget and
+    # the 30 min finalize budget (a `_ms` key: read in milliseconds) are cut by the encoder's
+    # 1 h / 10 min ceilings and reported at their config lines; the 90 s thumbnail budget
+    # (the same StageConfig field) and the 20 s probe are under them.
+    result = analyse("da401_config_models")
+    assert rule_findings(result, "DA401") == [
+        ("DA401", "da401_config_models/studio/config/pipelines.yaml", 5),
+        ("DA401", "da401_config_models/studio/config/studio.toml", 3),
+    ]
+    f = finding_at(result, "DA401", "config/studio.toml", 3)
+    assert "30 min" in f.message and "10 min" in f.message

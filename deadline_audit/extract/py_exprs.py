@@ -496,6 +496,7 @@ class ExprMixin:
         kw: dict[str, Expr] = {}
         kw_spans: dict[str, Span] = {}
         positional_ok = True
+        spread: Expr | None = None  # `Model(**raw["jobs"])`: the dict whose keys fill the keywords
         for arg in node.args:
             if arg.keyword is not None:
                 kspan = self.pos("kw", arg, arg.keyword.value)
@@ -503,7 +504,8 @@ class ExprMixin:
                 kw_spans[arg.keyword.value] = kspan
             elif arg.star == "**":
                 self.pos("kw", arg, None)
-                self.expr(arg.value)
+                value = self.expr(arg.value)
+                spread = value if spread is None else spread
             elif arg.star == "*":
                 self.expr(arg.value)
                 positional_ok = False
@@ -549,6 +551,8 @@ class ExprMixin:
         if kind in ("fnref", "method") or deferred or (kind == "ext" and ck is not None and ck.known) \
                 or (awaited and kind in ("ref", "ext")):
             fact = CallFact(callee=callee, span=span, function=function, args=args, kw=kw, awaited=awaited)
+            if spread is not None:
+                fact.extra["spread"] = spread
             self.facts.calls.append(fact)
         if deferred:
             self.pending_calls.append((result, fact, kw, span, function))
