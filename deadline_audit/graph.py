@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from fnmatch import fnmatchcase
 from typing import Any, Callable, Iterator
 
@@ -23,6 +23,7 @@ import networkx as nx
 from deadline_audit.analysis.context import Ctx, Lease
 from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
+from deadline_audit.config_documents import document_keys, is_key_read
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
 from deadline_audit.facts import (WRAPPED_SCALARS, Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl,
                                   walk_exprs as _walk)
@@ -365,9 +366,56 @@ class TimeoutGraph:
                 raw = values[0][1]
                 return Quantity(float(raw.raw)) if raw.is_number else raw.raw
             return self.value(expr.get("default"), ctx, scenario, depth)
+        if k in ("item", "call"):
+            read = self.document_read(expr, ctx)
+            if read is not None:
+                return self._resolve(read, ctx, scenario, depth)
         if k == "call":
             return self._call_value(expr, ctx, scenario, depth)
         return None
+
+    def document_read(self, expr: Expr, ctx: Ctx) -> Expr | None:
+        """`statement["fetch_timeout"]` / `doc.get("timeout_s", 30)` on what a config
+        loader returned (config_documents.py): the read of that key, when exactly one
+        config file the program names holds it."""
+        if not is_key_read(expr) or self.lang.get(ctx.path) != "python":
+            return None
+        loaders = self._document_loaders()
+        if not loaders:
+            return None
+
+        def argument_in(c: Ctx):
+            def argument(sym: str):
+                if sym not in c.subst:
+                    return None
+                arg, arg_ctx = c.subst[sym]
+                return arg, argument_in(arg_ctx)
+            return argument
+
+        keys = document_keys(expr, loaders, lambda sym: self.bindings.get(sym, ()), argument_in(ctx))
+        if not keys:
+            return None
+        dotted = ".".join(keys)
+        values = self.config_values.get(dotted, ())
+        if len(values) != 1 or PurePosixPath(values[0][0]).name not in self._named_config_files():
+            return None
+        args = expr.get("args") or []
+        return {"k": "cfg", "key": dotted, "file": values[0][0], "default": args[1] if len(args) > 1 else None}
+
+    def _document_loaders(self) -> frozenset[str]:
+        found = self._memo.get(("_document_loaders",))
+        if found is None:
+            settings = self.catalog.table("python", "settings")
+            found = self._memo[("_document_loaders",)] = frozenset(settings.get("document_loaders", ()))
+        return found
+
+    def _named_config_files(self) -> frozenset[str]:
+        """Base names of the config files the program names (paths, file names)."""
+        found = self._memo.get(("_named_config_files",))
+        if found is None:
+            found = self._memo[("_named_config_files",)] = frozenset(
+                PurePosixPath(n).name for f in self.files.values() for n in f.config_files_named)
+        return found
 
     def _wrapped(self, sym: str | None) -> bool:
         """`cfg.Exec.Timeout.Duration`: the scalar a decoding wrapper embeds
@@ -504,6 +552,10 @@ class TimeoutGraph:
             return DepSummary.one(f"env:{name}", expr, ctx, "env_read") if isinstance(name, str) else _EMPTY_SUMMARY
         if k == "cfg":
             return DepSummary.one(f"cfg:{expr.get('file') or '*'}#{expr.get('key')}", expr, ctx, "config_read")
+        if k in ("item", "call"):
+            read = self.document_read(expr, ctx)
+            if read is not None:
+                return DepSummary.one(f"cfg:{read['file']}#{read['key']}", read, ctx, "config_read")
         if k == "num" and expr.get("at"):
             line, col = expr["at"][:2]
             return DepSummary.one(f"lit:{ctx.path}:{line}:{col}", expr, ctx, None)
@@ -569,6 +621,9 @@ class TimeoutGraph:
                 yield f"env:{name}", expr, ctx, "env_read"
         elif k == "cfg":
             yield f"cfg:{expr.get('file') or '*'}#{expr.get('key')}", expr, ctx, "config_read"
+        elif k in ("item", "call") and self.document_read(expr, ctx) is not None:
+            read = self.document_read(expr, ctx)
+            yield f"cfg:{read['file']}#{read['key']}", read, ctx, "config_read"
         elif k == "num" and expr.get("at"):
             line, col = expr["at"][:2]
             yield f"lit:{ctx.path}:{line}:{col}", expr, ctx, None

@@ -22,6 +22,7 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from deadline_audit.config_documents import document_keys
 from deadline_audit.facts import Binding, Expr
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def _validated_documents(graph: "TimeoutGraph", settings: dict, fields: dict[str
     `Jobs.model_validate(raw.get("jobs", {}))`, `Jobs(**raw["jobs"])`, where `raw` is
     what `tomllib.load`/`yaml.safe_load`/… returned (catalog `settings.document_loaders`,
     `settings.validators`)."""
-    loaders = set(settings.get("document_loaders", ()))
+    loaders = frozenset(settings.get("document_loaders", ()))
     validators = set(settings.get("validators", ()))
     for calls in graph.calls_in.values():
         for call, path in calls:
@@ -98,35 +99,9 @@ def _validated_documents(graph: "TimeoutGraph", settings: dict, fields: dict[str
                 owner, document = sym.rsplit(".", 1)[0], call.args[0]
             else:
                 continue
-            keys = _document_keys(graph, document, loaders)
+            keys = document_keys(document, loaders, lambda sym: graph.bindings.get(sym, ()))
             if keys is not None:
                 yield owner, "".join(k + "." for k in keys)
-
-
-def _document_keys(graph: "TimeoutGraph", expr: Expr, loaders: set[str], depth: int = 0) -> list[str] | None:
-    """The keys `expr` reads from a loaded document (`raw["a"].get("b")` -> [a, b]), or
-    None when it does not read one."""
-    if depth > 8 or not expr:
-        return None
-    k = expr.get("k")
-    fn = expr.get("fn") or {}
-    if k == "or" and expr.get("args"):
-        return _document_keys(graph, expr["args"][0], loaders, depth + 1)
-    if k == "item" and isinstance(expr.get("key"), str):
-        inner = _document_keys(graph, expr.get("x"), loaders, depth + 1)
-        return None if inner is None else inner + [expr["key"]]
-    if k == "call" and fn.get("k") == "method" and fn.get("name") == "get" and expr.get("args") \
-            and expr["args"][0].get("k") == "str":
-        inner = _document_keys(graph, fn.get("x"), loaders, depth + 1)
-        return None if inner is None else inner + [expr["args"][0]["v"]]
-    if k == "call":
-        name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym", "")).removeprefix("sym:py:")
-        return [] if name in loaders else None
-    if k == "ref":
-        binds = graph.bindings.get(expr["sym"], ())
-        found = [_document_keys(graph, b.expr, loaders, depth + 1) for b, _ in binds]
-        return found[0] if len(found) == 1 else None
-    return None
 
 
 def _tables_named(graph: "TimeoutGraph", members: list[str], sources: tuple[str, tuple[str, ...]]) -> list[str]:

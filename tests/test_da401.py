@@ -215,3 +215,14 @@ def test_config_tables_validated_into_nested_models():
     ]
     f = finding_at(result, "DA401", "config/studio.toml", 3)
     assert "30 min" in f.message and "10 min" in f.message
+
+
+def test_keys_read_from_a_loaded_config_document():
+    # fixtures/da401_document_keys: `json.loads(...)`'s document read as
+    # `doc.get("fetch", {}).get("page_timeout_s", 30)` is the config key fetch.page_timeout_s
+    # (90 s), clamped at 60 s: reported at the JSON line. robots_timeout_s (5 s, read as
+    # `raw["fetch"]["robots_timeout_s"]`) is under its 15 s cap.
+    result = analyse("da401_document_keys")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_document_keys/crawler/config/crawler.json", 3)]
+    f = finding_at(result, "DA401", "config/crawler.json", 3)
+    assert "90 s" in f.message and "60 s" in f.message

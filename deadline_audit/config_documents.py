@@ -1,0 +1,65 @@
+"""Keys read from a loaded config document (SPEC §4 "Reading a config key").
+
+`raw = yaml.safe_load(fh)` (any loader of catalog `settings.document_loaders`) is the
+whole document; `raw.get("statement", {})["fetch_timeout"]` reads the key
+`statement.fetch_timeout`. A parameter is followed to the argument of the call being
+evaluated, when there is one (`_policy(doc["labeling"])` reads `labeling.*` there).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from deadline_audit.facts import Expr
+
+_MAX_DEPTH = 8
+
+# (sym) -> bindings of that symbol; (sym) -> (argument expr, its resolver) or None
+Bindings = Callable[[str], list]
+Argument = Callable[[str], tuple[Expr, Any] | None]
+
+
+def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings,
+                  argument: Argument | None = None, depth: int = 0) -> list[str] | None:
+    """The keys `expr` reads, outermost first (`raw["a"].get("b")` -> [a, b]); [] for the
+    document itself; None when `expr` does not read a loaded document."""
+    if depth > _MAX_DEPTH or not expr:
+        return None
+    k = expr.get("k")
+    if k == "item" and isinstance(expr.get("key"), str):
+        inner = document_keys(expr.get("x"), loaders, bindings, argument, depth + 1)
+        return None if inner is None else inner + [expr["key"]]
+    if k == "call":
+        fn = expr.get("fn") or {}
+        args = expr.get("args") or []
+        if fn.get("k") == "method":
+            if fn.get("name") != "get" or not args or args[0].get("k") != "str":
+                return None
+            inner = document_keys(fn.get("x"), loaders, bindings, argument, depth + 1)
+            return None if inner is None else inner + [args[0]["v"]]
+        name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym", "")).removeprefix("sym:py:")
+        return [] if name in loaders else None
+    if k == "or" and expr.get("args"):  # `yaml.safe_load(fh) or {}`
+        return document_keys(expr["args"][0], loaders, bindings, argument, depth + 1)
+    if k == "ref":
+        sym = expr["sym"]
+        if argument is not None:
+            passed = argument(sym)
+            if passed is not None:
+                arg, arg_argument = passed
+                return document_keys(arg, loaders, bindings, arg_argument, depth + 1)
+        found = [document_keys(b.expr, loaders, bindings, None, depth + 1) for b, _ in bindings(sym)]
+        return found[0] if len(found) == 1 else None
+    return None
+
+
+def is_key_read(expr: Expr) -> bool:
+    """Cheap shape test before `document_keys`: `x["key"]` or `x.get("key", …)`."""
+    k = expr.get("k")
+    if k == "item":
+        return isinstance(expr.get("key"), str)
+    if k != "call":
+        return False
+    fn = expr.get("fn") or {}
+    args = expr.get("args") or []
+    return fn.get("k") == "method" and fn.get("name") == "get" and bool(args) and args[0].get("k") == "str"
