@@ -226,3 +226,14 @@ def test_a_lease_helper_whose_keeper_asks_a_probe_parameter():
     f = finding_at(result, "DA101", "steps/run.go", 31)
     assert "come from the same value" in f.message
     assert [rel(r.location) for r in f.related] == [("da101_probe_helper/steps/run.go", 25)]
+
+
+def test_a_helper_granting_a_kept_alive_lease_for_its_ttl_parameter_supervises_its_function():
+    # fixtures/da101_grant_helper: Keeper.Hold(ctx, key, ttl, work) grants an etcd lease of
+    # `ttl` (no timer of its own), keeps it alive and runs `work`. Rollout's work bounds
+    # apply with context.WithTimeout(ctx, RolloutTTL), the lease's own TTL: flagged there.
+    # Drain's cap is DrainTTL × (renewals + 1), derived from the lease and larger: not.
+    result = analyse("da101_grant_helper")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_grant_helper/internal/deploy/deploy.go", 27)]
+    f = finding_at(result, "DA101", "deploy/deploy.go", 27)
+    assert [rel(r.location) for r in f.related] == [("da101_grant_helper/internal/deploy/deploy.go", 21)]

@@ -17,7 +17,7 @@ _BUILTIN_FUNCS = frozenset(
     "len cap make new append copy delete panic print println recover close complex real imag clear".split()
 )
 _OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
-_TIMERISH = frozenset({"timer", "ticker", "sleep"})
+_TIMERISH = frozenset({"timer", "ticker", "sleep", "lease"})
 _USES_CAP = 64
 # expression nodes whose Expr records no fact (see GoExprs.sx)
 _PURE = frozenset({"identifier", "int_literal", "float_literal", "iota", "nil"})

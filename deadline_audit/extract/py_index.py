@@ -16,7 +16,7 @@ from deadline_audit.catalog import Catalog, SiteSpec
 
 LANG = "python"
 # Site roles whose value is a period the code waits for (lease detection, SPEC §4).
-TIMER_ROLES = frozenset({"timer", "ticker", "sleep"})
+TIMER_ROLES = frozenset({"timer", "ticker", "sleep", "lease"})
 # Words that make a file worth parsing even when no catalog entry names them.
 BASE_WORDS = ("timeout", "deadline", "ttl", "lease", "heartbeat", "getenv", "environ",
               "settings", "timedelta", "sleep", "interval")
