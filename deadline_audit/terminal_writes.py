@@ -89,6 +89,8 @@ class TerminalWrites:
         self.graph = graph
         self._writer: dict[str, bool] = {}
         self._name_shapes: dict[str, tuple | None] = {}
+        self._records: dict[str, bool] = {}  # type -> records a unit of work's state
+        self._field_tokens: dict[str, set[str]] | None = None
         self._calls: dict[tuple[int, str | None], bool] = {}  # facts live as long as the graph
         self._active: set[str] = set()
 
@@ -172,7 +174,8 @@ class TerminalWrites:
                 return False  # `client.close()`: a resource, unless the name names the work
             by_receiver = any(self._noun(t, self.work) for t in receiver)
             # an argument names the work only for a finishing verb (`complete(export.id)`)
-            by_argument = finishing and any(self._noun(t, self.work) for t in self._argument_tokens(call))
+            by_argument = finishing and (any(self._noun(t, self.work) for t in self._argument_tokens(call))
+                                         or self._passes_outcome_record(call, path))
             if not (by_receiver or by_argument):
                 return False
         if finishing:
@@ -289,9 +292,17 @@ class TerminalWrites:
             return False
         if self._detaches(fn_sym):
             return True
-        calls = [c for owner in (fn_sym, *graph.closures.get(fn_sym, ())) for c, _ in graph.calls_in.get(owner, ())]
-        return not any(self._derives_from(a, fn_sym, params, 0) for c in calls for a in c.args[:1]
-                       if not self.reads_context(c))
+        owners = (fn_sym, *graph.closures.get(fn_sym, ()))
+        calls = [c for owner in owners for c, _ in graph.calls_in.get(owner, ())]
+        if any(self._derives_from(a, fn_sym, params, 0) for c in calls for a in c.args[:1]
+               if not self.reads_context(c)):
+            return False
+        # or to a library call the facts keep only as a value
+        # (`req, _ := http.NewRequestWithContext(ctx, …)`, then `client.Do(req)`)
+        by_function = graph.bindings_by_function()
+        return not any(b.expr.get("k") == "call" and b.expr.get("args")
+                       and self._derives_from(b.expr["args"][0], fn_sym, params, 0)
+                       for owner in owners for _, b, _ in by_function.get(owner, ()))
 
     def reads_context(self, call: CallFact, path: str | None = None) -> bool:
         """Go: a call that only reads from the context it is given: a logger or span kept
@@ -365,6 +376,35 @@ class TerminalWrites:
             return []
         body = type_name.removeprefix("py:").rsplit("/", 1)[-1]
         return [t for part in body.split(".")[-2:] for t in tokens(part)]
+
+    def _passes_outcome_record(self, call: CallFact, path: str | None) -> bool:
+        """An argument whose type records a unit of work's state (`Finish(ctx, final)` with
+        `final model.Final{RunID, Status, …}`): a field named by a state noun and one by
+        a unit of work."""
+        if self.graph is None or path is None:
+            return False
+        from deadline_audit.graph import Ctx
+
+        for arg in list(call.args) + list(call.kw.values()):
+            type_name = self.graph.type_of(arg, Ctx(path)) if isinstance(arg, dict) else None
+            if type_name and self._outcome_record(type_name):
+                return True
+        return False
+
+    def _outcome_record(self, type_name: str) -> bool:
+        found = self._records.get(type_name)
+        if found is None:
+            if self._field_tokens is None:
+                self._field_tokens = {}
+                for sym, decl in self.graph.decls.items():
+                    if decl.kind == "field":
+                        owner, _, name = sym.rpartition(".")
+                        self._field_tokens.setdefault(owner, set()).update(tokens(name))
+            owner = "sym:" + (type_name if type_name.startswith("py:") else "go:" + type_name)
+            words = self._field_tokens.get(owner, set())
+            found = self._records[type_name] = any(self._noun(t, self.state_nouns) for t in words) \
+                and any(self._noun(t, self.work) for t in words)
+        return found
 
     def _argument_tokens(self, call: CallFact) -> list[str]:
         out: list[str] = []

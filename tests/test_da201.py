@@ -234,3 +234,13 @@ def test_a_protocol_method_is_judged_by_its_implementations():
     # saves after the scope has closed: silent.
     result = analyse("da201_protocol_work")
     assert rule_findings(result, "DA201") == [("DA201", "da201_protocol_work/digest/runner.py", 31)]
+
+
+def test_a_finishing_call_given_a_record_of_how_the_work_ended_is_a_terminal_write():
+    # fixtures/da201_outcome_record: Poster.Finish(ctx, rec) names no unit of work, but rec's
+    # type (outcome.Record{BatchID, State}) records one's state; the implementation hands
+    # ctx to http.NewRequestWithContext (kept only as a value). Run's deferred closure writes
+    # under Run's own WithTimeout ctx: flagged. RunDetached writes under WithoutCancel, and
+    # FinishBeat sends a Ping (no state field): neither is.
+    result = analyse("da201_outcome_record")
+    assert rule_findings(result, "DA201") == [("DA201", "da201_outcome_record/internal/worker/worker.go", 22)]

@@ -226,3 +226,13 @@ def test_keys_read_from_a_loaded_config_document():
     assert rule_findings(result, "DA401") == [("DA401", "da401_document_keys/crawler/config/crawler.json", 3)]
     f = finding_at(result, "DA401", "config/crawler.json", 3)
     assert "90 s" in f.message and "60 s" in f.message
+
+
+def test_a_go_clamp_of_a_plain_number_works_in_the_unit_its_names_state():
+    # fixtures/da401_int_seconds: `BudgetSeconds int` is clamped by capBudget at
+    # maxBudgetSeconds (4 * 60 * 60): whole seconds, not a time.Duration's nanoseconds. The
+    # 8 h reindex budget is cut (reported at its constant, in hours); the 45 min snapshot is not.
+    result = analyse("da401_int_seconds")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_int_seconds/portal/portal/budgets.py", 3)]
+    f = finding_at(result, "DA401", "portal/budgets.py", 3)
+    assert f.message.startswith("8 h (REINDEX_BUDGET_SECONDS = 8 * 60 * 60)") and "clamps it at 4 h" in f.message

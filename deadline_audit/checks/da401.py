@@ -147,7 +147,7 @@ def _received(graph: TimeoutGraph, value: Expr, path: str, f, clamps) -> list:
     with w.sent_value(graph, f.sym if not keyed else "key:", sent, path):
         for c in clamps:
             ctx = w.clamp_ctx(graph, c)
-            unit = w.unit_of(graph, c.path)
+            unit = _clamp_unit(graph, c, ctx, f)
             ceiling = graph.seconds(c.bound, ctx, unit, "effective")
             alts = [(a, a_ctx) for a, a_ctx in w.alternatives(graph, c.subject, ctx, c.function,
                                                                c.location.line + 1)
@@ -157,6 +157,17 @@ def _received(graph: TimeoutGraph, value: Expr, path: str, f, clamps) -> list:
                     a = w.replace_reads(graph, a, a_ctx, f.sym, sent)
                 results.append((graph.seconds(a, a_ctx, unit, "effective"), ceiling, c))
     return [(r, ceil, c) for r, ceil, c in results if r is not None and ceil is not None and ceil > 0]
+
+
+def _clamp_unit(graph: TimeoutGraph, clamp: w.Clamp, ctx: Ctx, f) -> str:
+    """A Go clamp works in nanoseconds (time.Duration) unless the field it clamps is a plain
+    number: then in the unit the field's, its key's or the ceiling's name states
+    (`TimeoutSeconds int` clamped at `maxJobTimeoutSeconds`)."""
+    unit = w.unit_of(graph, clamp.path)
+    if unit != "ns" or f.type not in w._GO_NUMBER_TYPES:
+        return unit
+    return w.name_unit(f.sym.rsplit(".", 1)[-1]) or w.name_unit(f.key) \
+        or w.name_unit(w.expr_name(graph, clamp.bound, ctx)) or unit
 
 
 def _short(sym: str) -> str:
