@@ -331,3 +331,14 @@ def test_a_heartbeat_ticking_at_the_activitys_own_heartbeat_timeout():
     assert rule_findings(result, "DA103") == [("DA103", "da103_temporal_info/flows/flows.go", 16)]
     f = finding_at(result, "DA103", "flows/flows.go", 16)
     assert f.severity == "error" and "30 s" in f.message
+
+
+def test_an_expiry_reset_queued_on_a_redis_pipeline_is_a_renewal():
+    # fixtures/da103_pipeline: `pipe := rdb.TxPipeline(); pipe.Expire(ctx, key, nodeTTL)`
+    # every 30 s against a 45 s TTL: more than half the TTL, a warning at the ticker. The
+    # shard claim refreshed with `rdb.Pipeline()…PExpire` every 20 s of 60 s is fine.
+    result = analyse("da103_pipeline")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_pipeline/presence/presence.go", 20)]
+    f = finding_at(result, "DA103", "presence/presence.go", 20)
+    assert f.severity == "warning"
+    assert [rel(r.location) for r in f.related] == [("da103_pipeline/presence/presence.go", 25)]
