@@ -89,6 +89,7 @@ class SymbolDecl:
     index: int | None = None  # parameter position
     tags: dict[str, str] = field(default_factory=dict)  # Go struct tags: {"json": "timeout", "env": "X"}
     embedded: bool = False  # Go embedded field (of a WRAPPED_SCALARS type: the wrapper's whole value)
+    bases: list[str] = field(default_factory=list)  # Python class: its bases, qualified (`builtins.TimeoutError`)
 
 
 @dataclass

@@ -206,3 +206,15 @@ def test_counters_named_in_a_metrics_package_are_not_states():
     result = analyse("da301_counters")
     assert rule_findings(result, "DA301") == []
     assert rule_findings(result, "DA302") == []
+
+
+def test_a_program_exception_deriving_from_a_timeout_is_a_timeout():
+    # fixtures/da302_exception_classes: NodeSlow(HandoffError, TimeoutError) and its subclass
+    # NodeDeadline are timeouts after the job was sent: mapping them to FAILED is flagged.
+    # NodeSaturated derives from httpx.PoolTimeout (nothing was sent) and NodeRefused from
+    # no timeout: their FAILED is not.
+    result = analyse("da302_exception_classes")
+    assert rule_findings(result, "DA302") == [
+        ("DA302", "da302_exception_classes/relay/outcome.py", 11),
+        ("DA302", "da302_exception_classes/relay/outcome.py", 13),
+    ]

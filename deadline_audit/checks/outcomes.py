@@ -314,9 +314,23 @@ class Outcomes:
             if any(fnmatchcase(n, p) for p in self.not_sent[lang]) or n.strip("'\"") in self.not_sent_codes:
                 continue
             if any(fnmatchcase(n, p) for p in self.timeouts[lang]) or n.strip("'\"") in self.timeout_codes or \
-                    (lang == "go" and n.startswith("()") and n[2:] in self.timeout_methods):
+                    (lang == "go" and n.startswith("()") and n[2:] in self.timeout_methods) or \
+                    (lang != "go" and self._timeout_class(n)):
                 hits.append(n)
         return sorted(hits, key=lambda n: n.startswith("()"))  # sentinels before `x.Timeout()`
+
+    def _timeout_class(self, name: str, depth: int = 0) -> bool:
+        """A program exception class deriving from a timeout (`class ExecutorTimedOut(
+        DispatchError, TimeoutError)`), unless a base proves nothing was sent."""
+        decl = self.graph.decls.get(name if name.startswith("sym:") else "sym:py:" + name)
+        if decl is None or decl.kind != "class" or not decl.bases or depth > 6:
+            return False
+        for base in decl.bases:
+            plain = base.removeprefix("sym:py:")
+            if any(fnmatchcase(plain, p) for p in self.not_sent["python"]):
+                return False
+        return any(any(fnmatchcase(b.removeprefix("sym:py:"), p) for p in self.timeouts["python"])
+                   or self._timeout_class(b, depth + 1) for b in decl.bases)
 
     def failure_record(self, outcome: dict[str, Any], lang: str, depth: int = 0,
                        path: str = "") -> tuple[str, State | None] | None:

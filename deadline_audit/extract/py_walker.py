@@ -300,6 +300,8 @@ class Extractor(ExprMixin):
                     bases.append(".".join([entry.sym, *chain[1:]]))
                 elif entry is not None and entry.kind == "class":
                     bases.append(entry.sym)
+                elif (entry is None or entry.kind == "builtin") and len(chain) == 1:
+                    bases.append("builtins." + chain[0])
             self.expr(arg.value)
         for arg in node.keywords:
             self.pos("kw", arg, arg.keyword.value if arg.keyword else None)
@@ -318,6 +320,8 @@ class Extractor(ExprMixin):
         cls.methods.update(stmt.name.value for stmt in getattr(node.body, "body", ())
                            if isinstance(stmt, cst.FunctionDef))
         self.declare(sym, "class", span, cls.type_name, None)
+        if bases and self.facts.decls[-1].sym == sym:
+            self.facts.decls[-1].bases = bases
         self.scope.names[name] = Entry("class", sym, cls.type_name)
         saved = self.scope
         self.scope = Scope("class", sym, saved, cls=cls, func=self.func)
