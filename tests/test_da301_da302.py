@@ -218,3 +218,12 @@ def test_a_program_exception_deriving_from_a_timeout_is_a_timeout():
         ("DA302", "da302_exception_classes/relay/outcome.py", 11),
         ("DA302", "da302_exception_classes/relay/outcome.py", 13),
     ]
+
+
+def test_a_map_lookup_inside_a_run_of_returning_ifs_classifies_by_its_entries():
+    # fixtures/da301_map_in_run: `if code == 202 {…}; if st, ok := relayCodes[reason]; ok
+    # { return st }; return DeliveryFailed`: the map's entries are branches of the same
+    # classifier, whose fallback is failed (flagged at the final return); retryState's
+    # fallback is unknown (not flagged).
+    result = analyse("da301_map_in_run")
+    assert rule_findings(result, "DA301") == [("DA301", "da301_map_in_run/courier/status.go", 31)]

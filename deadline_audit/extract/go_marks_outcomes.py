@@ -238,6 +238,11 @@ class _Function:
         branches = []
         for s in stmts[start:j]:
             cond = s.child_by_field_name("condition")
+            found = self._lookup(s.child_by_field_name("initializer"))
+            if found is not None and cond is not None and self.ctx.text(cond).replace(" ", "") == found[1]:
+                # `if v, ok := table[code]; ok { return v }` among the run: each entry is a branch
+                branches.extend(self._map_branches(found[0]))
+                continue
             branches.append(self.branch([self.ctx.text(cond)[:80]], self.names(cond),
                                         s.child_by_field_name("consequence"), cond))
         branches.append({"inputs": [], "names": [], "line": self.ctx.at(stmts[j])[0], "col": self.ctx.at(stmts[j])[1],
@@ -319,6 +324,19 @@ class _Function:
         return False
 
     def _map_classifier(self, at: Any, lit: Any, fallback_block: Any, fallback_stmt: Any = None) -> None:
+        branches = self._map_branches(lit)
+        if fallback_stmt is not None:
+            line, col = self.ctx.at(fallback_stmt)
+            branches.append({"inputs": [], "names": [], "line": line, "col": col, "fallback": True,
+                             "outcomes": self.outcomes([fallback_stmt])})
+        else:
+            stmts = _statements(fallback_block)
+            if stmts:
+                branches.append(self.branch([], [], fallback_block, stmts[0], fallback=True))
+        self.add("map", at, branches)
+
+    def _map_branches(self, lit: Any) -> list[dict]:
+        """One branch per entry of a map literal: its key, and the value it yields."""
         body = lit.child_by_field_name("body")
         branches = []
         for el in (body.named_children if body is not None else []):
@@ -332,15 +350,7 @@ class _Function:
             branches.append({"inputs": [self.ctx.text(key)[:80]], "names": self.names(key), "line": line, "col": col,
                              "fallback": False, "outcomes": [{"how": "return", "expr": self.enc(val),
                                                               "line": line, "col": col}]})
-        if fallback_stmt is not None:
-            line, col = self.ctx.at(fallback_stmt)
-            branches.append({"inputs": [], "names": [], "line": line, "col": col, "fallback": True,
-                             "outcomes": self.outcomes([fallback_stmt])})
-        else:
-            stmts = _statements(fallback_block)
-            if stmts:
-                branches.append(self.branch([], [], fallback_block, stmts[0], fallback=True))
-        self.add("map", at, branches)
+        return branches
 
     def select(self, node: Any) -> None:
         """`select { case r := <-done: …; case <-time.After(d): … }`: each case's receive."""
