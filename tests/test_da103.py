@@ -342,3 +342,15 @@ def test_an_expiry_reset_queued_on_a_redis_pipeline_is_a_renewal():
     f = finding_at(result, "DA103", "presence/presence.go", 20)
     assert f.severity == "warning"
     assert [rel(r.location) for r in f.related] == [("da103_pipeline/presence/presence.go", 25)]
+
+
+def test_jetstream_in_progress_renews_the_ack_wait_and_a_share_of_an_unknown_ttl_is_judged():
+    # fixtures/da103_jetstream: keepWorking(ctx, msg, every, op) ticks msg.InProgress(), the
+    # renewal of the consumer's AckWait, set in Run of the class whose handle calls it. The
+    # AckWait comes from a flag (unknown): Indexer renews at ackWait * 3 / 4, a share that
+    # holds whatever the flag says (warning); Mailer at ackWait / 3 (fine).
+    result = analyse("da103_jetstream")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_jetstream/internal/consume/indexer.go", 42)]
+    f = finding_at(result, "DA103", "consume/indexer.go", 42)
+    assert f.severity == "warning" and "0.75 of the TTL" in f.message
+    assert [rel(r.location) for r in f.related][0] == ("da103_jetstream/internal/consume/indexer.go", 26)

@@ -182,6 +182,8 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
             # `period = every if every is not None else ttl / 3`: evaluated with this call's arguments
             p = graph.seconds(value, Ctx(site_path, subst, fn=holder), unit)
             ttls = static or (renew_ttls.temporal().get(caller, []) if renew_ttls else [])
+            if len(ttls) > 1:  # a helper several classes call: the lease this caller's class took
+                ttls = [t for t in ttls if _acquired_by_owner_of(graph, t, caller)] or ttls
             seconds = {t.key: t.seconds for t in ttls}
             if None in seconds.values() and static:
                 # `lock(name, timeout=ttl)` in the helper, its TTL a parameter too
@@ -196,6 +198,14 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
                     seconds = {t.key: graph.seconds(t.expr, _with(t.ctx, fields), t.unit) if t.expr is not None
                                else None for t in ttls}
             values = set(seconds.values())
+            if (p is None or None in values) and len(ttls) == 1:
+                # neither resolves, both computed from one value (`every := c.ackWait * 2 / 3`
+                # against `AckWait: c.ackWait`): their ratio does not depend on it
+                share = _share_of_ttl(graph, value, Ctx(site_path, fn=holder), unit, fn, call, Ctx(path, fn=caller),
+                                      ttls[0])
+                if share is not None and share > ratio and not (loop.additive and share < 1):
+                    yield _share_finding(graph, share, ratio, holder, call, arg, path, ttls[0], period_id, value)
+                continue
             if p is None or p <= 0 or len(values) != 1 or None in values:
                 continue
             ttl = min(ttls, key=lambda t: (t.location.path, t.location.line))
@@ -216,6 +226,74 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
                 flow=[],
                 fix=f"renew at about a third of the TTL (every {describe_seconds(t / 3)}).",
             )
+
+
+def _acquired_by_owner_of(graph: TimeoutGraph, ttl: Ttl, caller: str) -> bool:
+    """Is the TTL's site in `caller`, or in a method of the same type?"""
+    site = _site_facts(graph).get(ttl.key, (None, ""))[0]
+    where = site.function if site is not None else None
+    if where is None or caller is None:
+        return False
+    if where == caller:
+        return True
+
+    def owner(fn_sym: str) -> str | None:
+        while fn_sym in graph.functions and graph.functions[fn_sym][0].enclosing:
+            fn_sym = graph.functions[fn_sym][0].enclosing
+        return graph.functions[fn_sym][0].receiver_type if fn_sym in graph.functions else None
+
+    mine = owner(caller)
+    return mine is not None and owner(where) == mine
+
+
+_PER_SECOND = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}
+
+
+def _share_of_ttl(graph: TimeoutGraph, period: Expr, site_ctx: Ctx, unit: str | None, fn, call: CallFact,
+                  caller: Ctx, ttl: Ttl) -> float | None:
+    """P / T when the TTL is one unresolved value V and the period at this call is computed
+    from V alone: both evaluated with V set to two probe values, the same ratio both times
+    (a ratio that moves with V — `ttl - 5s` — says nothing)."""
+    if ttl.expr is None or ttl.ctx is None or ttl.unit not in _PER_SECOND or unit not in _PER_SECOND:
+        return None
+    source = graph.resolve_sym(ttl.expr, ttl.ctx)
+    if not source or graph.value(ttl.expr, ttl.ctx) is not None:
+        return None
+    shares = []
+    for probe in (60.0, 3600.0):
+        held = ({"k": "num", "v": probe * _PER_SECOND[ttl.unit], "u": None}, Ctx(caller.path))
+        subst = graph.call_subst(fn, call, Ctx(caller.path, {source: held}, fn=caller.fn))
+        p = graph.seconds(period, Ctx(site_ctx.path, {**subst, source: held}, fn=site_ctx.fn), unit)
+        t = graph.seconds(ttl.expr, Ctx(ttl.ctx.path, {source: held}, fn=ttl.ctx.fn), ttl.unit)
+        if p is None or t is None or p <= 0 or t <= 0:
+            return None
+        shares.append(p / t)
+    return shares[0] if abs(shares[0] - shares[1]) < 1e-9 else None
+
+
+def _share_finding(graph: TimeoutGraph, share: float, ratio: float, holder: str, call: CallFact, arg: Expr,
+                   path: str, ttl: Ttl, period_id: str, value: Expr) -> Finding:
+    at = arg.get("at") or [call.span.line, call.span.column]
+    name = holder.rsplit(".", 1)[-1]
+    source = graph.resolve_sym(ttl.expr, ttl.ctx) or ""
+    held = source.split(":", 2)[-1].rsplit("/", 1)[-1]
+    if share >= 1:
+        severity, head = "error", f"the period given to {name} here is {share:.2g} × the TTL it renews ({held})"
+        consequence = "the lease lapses before it is renewed, so another holder can take it while this one is alive"
+    else:
+        severity = "warning"
+        head = f"the period given to {name} here is {share:.2g} of the TTL it renews ({held}), more than {ratio:g}"
+        consequence = "one slow or failed renewal lets the lease lapse while its holder is alive"
+    return Finding(
+        rule_id=RULE_ID, rule=RULE_NAME, severity=severity,
+        message=f"{head}, whatever {held.rsplit('.', 1)[-1]} is set to: {consequence}.",
+        location=Location(path, at[0], at[1]),
+        related=[Related("TTL set here", ttl.location),
+                 Related(f"{name} renews every {(value.get('sym') or 'period').rsplit('.', 1)[-1]} here",
+                         location_of(graph, period_id))],
+        flow=[],
+        fix=f"renew at about a third of the TTL ({held.rsplit('.', 1)[-1]} / 3).",
+    )
 
 
 def _own_heartbeat_timeout(graph: TimeoutGraph, period: str) -> bool:
@@ -459,11 +537,14 @@ class _RenewTtls:
             scope |= self.callers().get(f, set())
         found = [_site_ttl(graph, s.id, "lease granted here") for f in sorted(scope)
                  for s in graph.sites_in.get(f, ()) if s.api in apis]
-        owner = graph.functions[fn][0].receiver_type if fn in graph.functions else None
-        if not found and owner:  # else: the lock a method renews is the one its class acquires
+        # else: the lease a method renews (or has a helper renew) is the one its class
+        # acquires (`Run` sets the consumer's AckWait, `handle` keeps each message in progress)
+        owners = sorted({graph.functions[f][0].receiver_type for f in scope
+                         if f in graph.functions and graph.functions[f][0].receiver_type})
+        for owner in owners if not found else ():
             siblings = graph.callgraph.own_methods.get(owner, {}).values()
-            found = [_site_ttl(graph, s.id, "lease acquired here") for f in sorted(siblings)
-                     for s in graph.sites_in.get(f, ()) if s.api in apis]
+            found += [_site_ttl(graph, s.id, "lease acquired here") for f in sorted(siblings)
+                      for s in graph.sites_in.get(f, ()) if s.api in apis]
         return found
 
     def callers(self) -> dict[str, set[str]]:
