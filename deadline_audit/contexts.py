@@ -73,6 +73,7 @@ class ContextFlow:
         self.plain_calls = set(k.get("plain_derivations", ()))
         self.nil_done = self._nil_done_types()
         self.grpc = self._grpc_receivers(k.get("grpc_server_embeds", ()))
+        self.grpc_streams = tuple(k.get("grpc_stream_types", ()))
         self._sites_by_line: dict[tuple[str, int], list] = {}
         for site, path in graph.sites:
             if site.role == "context_deadline":
@@ -240,7 +241,20 @@ class ContextFlow:
         for type_name, chain, base in candidates:
             if type_name and (type_name, tuple(chain)) in self.request_contexts:
                 return f"{base}.{'.'.join(chain)}()"
+        if names == ["Context"] and self._grpc_stream(sym):
+            return f"gRPC stream {sym.rsplit('.', 1)[-1]}.Context()"
         return None
+
+    def _grpc_stream(self, sym: str) -> bool:
+        """A streaming RPC's stream parameter (`stream pb.Gateway_ConnectServer`, catalog
+        `grpc_stream_types`) of a method of a gRPC server: its Context() ends with the call."""
+        decl = self.graph.decls.get(sym)
+        if decl is None or decl.kind != "param" or not decl.type:
+            return False
+        owner = sym.rsplit(".", 1)[0]
+        entry = self.graph.functions.get(owner)
+        return bool(entry and entry[0].receiver_type in self.grpc
+                    and any(fnmatchcase(decl.type.lstrip("*"), p) for p in self.grpc_streams))
 
     def _symbol(self, sym: str, use: _Use, depth: int, seen: frozenset) -> Origin:
         if sym in use.subst:

@@ -244,3 +244,14 @@ def test_a_finishing_call_given_a_record_of_how_the_work_ended_is_a_terminal_wri
     # FinishBeat sends a Ping (no state field): neither is.
     result = analyse("da201_outcome_record")
     assert rule_findings(result, "DA201") == [("DA201", "da201_outcome_record/internal/worker/worker.go", 22)]
+
+
+def test_a_streaming_rpcs_stream_context_kept_in_a_field_is_cancellable():
+    # fixtures/da201_grpc_stream: Attach(stream agentpb.Agents_AttachServer) on a server
+    # embedding UnimplementedAgentsServer keeps stream.Context() in conn.ctx; record's status
+    # UPDATE under c.ctx ends with the stream (flagged, no http WriteTimeout in the message);
+    # recordDetached writes under WithoutCancel(c.ctx) (not flagged).
+    result = analyse("da201_grpc_stream")
+    assert rule_findings(result, "DA201") == [("DA201", "da201_grpc_stream/internal/agents/server.go", 35)]
+    f = finding_at(result, "DA201", "agents/server.go", 35)
+    assert "gRPC stream stream.Context()" in f.message and "WriteTimeout" not in f.message
