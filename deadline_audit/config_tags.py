@@ -6,6 +6,10 @@ A tagged field's dotted key is its tag under the tags of the fields that hold it
 `worker.fetch_timeout`). When exactly one config file holds that key, the field is bound
 to it, decoded by the field's type: a string into a `time.Duration` as Go parses it, a
 number into a `time.Duration` as nanoseconds, anything into a number as a number.
+
+viper fills the same fields from more layers (catalog `go.viper`): `v.BindEnv(key, NAME)`
+wins, then the config file, then `v.SetDefault(key, D)`. A `time.Duration` field whose key
+the program binds to an env variable or gives a default that way reads that chain.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ _NUMERIC = {"int", "int32", "int64", "uint", "uint32", "uint64", "float32", "flo
 
 
 def bind_config_tags(graph: "TimeoutGraph") -> None:
-    if not graph.config_values:
+    viper = _viper_keys(graph)
+    if not graph.config_values and not viper[0] and not viper[1]:
         return
     tagged: dict[str, str] = {}
     parents: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -57,6 +62,9 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
         for pre in prefixes(owner):
             dotted = ".".join([*pre, key])
             values = graph.config_values.get(dotted, ())
+            if scalar == "time.Duration" and (dotted in viper[0] or dotted in viper[1]):
+                if _bind_viper(graph, sym, dotted, values, viper):
+                    break
             if len(values) != 1:
                 continue
             read = {"k": "cfg", "key": dotted, "file": values[0][0], "default": None}
@@ -66,3 +74,54 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
                 expr = {"k": "conv", "t": "number", "x": read}
             graph.bindings[sym].append((Binding(sym, expr, decl.span), graph.decl_path[sym]))
             break
+
+
+def _viper_keys(graph: "TimeoutGraph") -> tuple[dict[str, tuple], dict[str, tuple]]:
+    """(key -> (default expr, its path, its position)) of `SetDefault(key, D)` and
+    (key -> (env name, path, position)) of `BindEnv(key, NAME)`, on any receiver (catalog
+    `go.viper`)."""
+    spec = graph.catalog.table("go", "viper")
+    set_default, bind_env = set(spec.get("defaults", ())), set(spec.get("env_bindings", ()))
+    defaults: dict[str, tuple] = {}
+    envs: dict[str, tuple] = {}
+    if not set_default and not bind_env:
+        return defaults, envs
+    for calls in graph.calls_in.values():
+        for call, path in calls:
+            callee = call.callee
+            name = callee.get("name") if callee.get("k") in ("method", "ext") else None
+            last = str(name or "").rsplit(".", 1)[-1]
+            if last not in set_default and last not in bind_env or len(call.args) < 2 \
+                    or call.args[0].get("k") != "str" or graph.lang.get(path) != "go":
+                continue
+            key = call.args[0]["v"]
+            if last in set_default:
+                defaults.setdefault(key, (call.args[1], path, (call.span.line, call.span.column)))
+            elif call.args[1].get("k") == "str":
+                envs.setdefault(key, (call.args[1]["v"], path, (call.span.line, call.span.column)))
+    return defaults, envs
+
+
+def _bind_viper(graph: "TimeoutGraph", sym: str, key: str, values, viper) -> bool:
+    """The field reads its env variable, else the config file, else the viper default."""
+    from deadline_audit.durations import Quantity
+    from deadline_audit.graph import Ctx
+
+    defaults, envs = viper
+    text: dict | None = None  # what the field holds without the env variable, as Go text
+    if len(values) == 1 and not values[0][1].is_number:
+        text = {"k": "cfg", "key": key, "file": values[0][0], "default": None}
+    elif key in defaults:
+        expr, dpath, at = defaults[key]
+        value = graph.value(expr, Ctx(dpath))
+        if isinstance(value, Quantity) and value.unit in (None, "ns"):
+            text = {"k": "str", "v": f"{value.value:.0f}ns", "at": list(at)}
+    if text is None and key not in envs:
+        return False
+    path = graph.decl_path[sym]
+    if key in envs:
+        name, path, at = envs[key]
+        text = {"k": "env", "name": {"k": "str", "v": name}, "default": text, "at": list(at)}
+    decl = graph.decls[sym]
+    graph.bindings[sym].append((Binding(sym, {"k": "conv", "t": "parse_duration", "x": text}, decl.span), path))
+    return True

@@ -177,3 +177,14 @@ def test_aiohttp_sessions_handed_to_a_helper_and_settings_built_by_a_classmethod
     assert "90 s" in feed.message
     assert [rel(r.location) for r in feed.related] == [("da102_session_param/mirror/feed.py", 25)]
     assert any(step.node == "env:MIRROR_FEED_TOTAL_S" for step in feed.flow)
+
+
+def test_a_write_timeout_read_through_viper_defaults_and_env_bindings():
+    # fixtures/da102_viper: `WriteTimeout time.Duration mapstructure:"write_timeout"` under
+    # `http`; viper gives http.write_timeout a 20 s SetDefault and binds it to
+    # FEED_HTTP_WRITE_TIMEOUT (45s in .env): the public server's streaming /live handler is
+    # cut at 45 s (flagged, with both values). The admin server's timeout defaults to 0.
+    result = analyse("da102_viper")
+    assert rule_findings(result, "DA102") == [("DA102", "da102_viper/internal/web/web.go", 38)]
+    f = finding_at(result, "DA102", "web/web.go", 38)
+    assert "45 s (compiled default 20 s)" in f.message

@@ -436,7 +436,7 @@ class GoExprs:
                 self.call_sites(specs, node, arg_nodes, args, store)
             ext_type = ot is not None and ot not in self.struct_fields and not self.is_module(ot.rsplit(".", 1)[0]) \
                 and "." in ot
-            if ext_type and not specs and not self.takes_context(arg_nodes):
+            if ext_type and not specs and not self.takes_context(arg_nodes) and mname not in self.cat.kept_methods:
                 return {"k": "call", "fn": callee, "args": args, "at": at}
             # (a library call given a context is kept: `s.db.ExecContext(ctx, …)` through sqlx
             # is where a helper hands its ctx on, and its SQL may record a final state)

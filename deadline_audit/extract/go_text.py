@@ -235,6 +235,9 @@ class GoCatalog:
         self.sql = SqlLeaseKnowledge(catalog, "go")  # row leases in SQL (sql_leases.py)
         self.constants = {k: float(v) for k, v in catalog.constants("go").items()}
         self.field_types = catalog.field_site_types("go")
+        viper = catalog.table("go", "viper")
+        # library methods kept as call facts (`v.SetDefault(key, d)`: config_tags.py reads them)
+        self.kept_methods = frozenset(viper.get("defaults", ())) | frozenset(viper.get("env_bindings", ()))
         self._field: dict[tuple[str, str], list[SiteSpec]] = {}
         self._call: dict[str, list[SiteSpec]] = {}
         self._env: dict[str, dict[str, Any] | None] = {}
