@@ -212,11 +212,14 @@ def test_a_program_exception_deriving_from_a_timeout_is_a_timeout():
     # fixtures/da302_exception_classes: NodeSlow(HandoffError, TimeoutError) and its subclass
     # NodeDeadline are timeouts after the job was sent: mapping them to FAILED is flagged.
     # NodeSaturated derives from httpx.PoolTimeout (nothing was sent) and NodeRefused from
-    # no timeout: their FAILED is not.
+    # no timeout: their FAILED is not. relay/table.py loops over a table of (type, state)
+    # pairs, then checks one more error before its `return`: the table's asyncio.TimeoutError
+    # → FAILED entry is flagged, its ConnectTimeout → FAILED (nothing sent) is not.
     result = analyse("da302_exception_classes")
     assert rule_findings(result, "DA302") == [
         ("DA302", "da302_exception_classes/relay/outcome.py", 11),
         ("DA302", "da302_exception_classes/relay/outcome.py", 13),
+        ("DA302", "da302_exception_classes/relay/table.py", 12),
     ]
 
 

@@ -283,9 +283,9 @@ class _Function:
             elif isinstance(st, (ast.Try, getattr(ast, "TryStar", ast.Try))):
                 if not self.key_lookup(st):
                     self.try_(st)
-            elif isinstance(st, (ast.For, ast.AsyncFor)) and i + 1 < len(stmts) and \
-                    isinstance(stmts[i + 1], ast.Return):
-                self.loop_table(st, stmts[i + 1])
+            elif isinstance(st, (ast.For, ast.AsyncFor)) and _return_after(stmts, i + 1) is not None:
+                end = _return_after(stmts, i + 1)
+                self.loop_table(st, stmts[end], stmts[i + 1:end])
                 self.block(st.body)
             elif isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
                 self.block(st.body)
@@ -382,8 +382,9 @@ class _Function:
         self.block(node.orelse)
         self.block(node.finalbody)
 
-    def loop_table(self, loop: ast.For, after: ast.Return) -> None:
-        """`for exc_type, state in TABLE: if isinstance(exc, exc_type): return state`."""
+    def loop_table(self, loop: ast.For, after: ast.Return, checks: list[ast.stmt] = ()) -> None:
+        """`for exc_type, state in TABLE: if isinstance(exc, exc_type): return state`, then
+        the `return` after it (with the `if …: return` checks between them as branches)."""
         table = self.table(loop.iter)
         if table is None or isinstance(loop.iter, (ast.Dict, ast.List, ast.Tuple)):
             return
@@ -404,6 +405,8 @@ class _Function:
                 branches.append({"inputs": [_text(key)], "names": self.s.names_in(key), "line": item.lineno,
                                  "col": item.col_offset + 1, "fallback": False,
                                  "outcomes": [self.outcome("return", self.s.enc(val), val)]})
+        for check in checks:
+            branches.append(self.branch([_text(check.test)], self.s.names_in(check.test), check.body, check.test))
         branches.append(self.branch([], [], [after], after, fallback=True))
         self.add("table", loop, branches)
 
@@ -630,6 +633,14 @@ def _alternatives(pat: ast.pattern) -> list[ast.AST]:
     if isinstance(pat, ast.MatchOr):
         return list(pat.patterns)
     return [pat]
+
+
+def _return_after(stmts: list[ast.stmt], start: int) -> int | None:
+    """The index of the `return` that follows `start`, past `if …: return` checks only."""
+    j = start
+    while j < len(stmts) and isinstance(stmts[j], ast.If) and not stmts[j].orelse and _ends_in_return(stmts[j].body):
+        j += 1
+    return j if j < len(stmts) and isinstance(stmts[j], ast.Return) else None
 
 
 def _ends_in_return(body: list[ast.stmt]) -> bool:
