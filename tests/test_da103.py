@@ -354,3 +354,14 @@ def test_jetstream_in_progress_renews_the_ack_wait_and_a_share_of_an_unknown_ttl
     f = finding_at(result, "DA103", "consume/indexer.go", 42)
     assert f.severity == "warning" and "0.75 of the TTL" in f.message
     assert [rel(r.location) for r in f.related][0] == ("da103_jetstream/internal/consume/indexer.go", 26)
+
+
+def test_a_row_lease_set_through_sqlalchemys_expression_language():
+    # fixtures/da103_orm_rows: ExportStore.prolong runs `update(exports).values(leased_until=
+    # func.now() + func.make_interval(…, ttl_s))`, touch `datetime.now(utc) + timedelta(
+    # seconds=ttl_s)`: both renew a row lease with their ttl_s argument. keep_export renews
+    # every 45 s for 60 s (warning, at its sleep); keep_thumbnail every 30 s for 90 s (fine).
+    result = analyse("da103_orm_rows")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_orm_rows/jobs/worker.py", 13)]
+    f = finding_at(result, "DA103", "jobs/worker.py", 13)
+    assert f.severity == "warning" and "60 s TTL" in f.message

@@ -457,7 +457,8 @@ def row_lease_writers(graph: GraphView) -> set[str]:
 
     from deadline_audit.catalog import sql_now_pattern
 
-    functions = graph.catalog.file("leases").get("sql", {}).get("now_functions", ())
+    spec = graph.catalog.file("leases").get("sql", {})
+    functions = spec.get("now_functions", ())
     found: set[str] = set()
     if functions:
         sql = re.compile(rf"\bUPDATE\b[\s\S]*?\bSET\b[\s\S]*?\w+\s*=\s*{sql_now_pattern(functions)}\s*\+",
@@ -466,11 +467,30 @@ def row_lease_writers(graph: GraphView) -> set[str]:
             if sym is None:
                 continue
             for call, path in calls:
-                if any(_sql_text(graph, arg, Ctx(path), sql) for arg in call.args[:3]):
+                if any(_sql_text(graph, arg, Ctx(path), sql) for arg in call.args[:3]) \
+                        or _builder_sets_now_plus(call, functions, spec):
                     found.add(sym)
                     break
     graph._memo[key] = found
     return found
+
+
+def _builder_sets_now_plus(call, functions, spec: dict) -> bool:
+    """SQLAlchemy's expression language: `update(t)….values(lease_until=func.now() +
+    func.make_interval(secs=ttl))`, or a Python clock plus a timedelta (catalog `[sql]
+    builder_methods`, `clocks`)."""
+    callee = call.callee
+    if callee.get("k") != "method" or callee.get("name") not in spec.get("builder_methods", ()) or not call.kw:
+        return False
+    now_names = {f.lower() for f in functions} | {c.lower() for c in spec.get("clocks", ())}
+    for value in call.kw.values():
+        args = value.get("args") or [] if value.get("k") == "op" and value.get("op") == "add" else []
+        first = args[0] if args else {}
+        fn = first.get("fn") or {} if first.get("k") == "call" else {}
+        name = str(fn.get("name") or fn.get("sym") or "").rsplit(".", 1)[-1].lower()
+        if name in now_names:
+            return True
+    return False
 
 
 def _sql_text(graph: GraphView, arg, ctx, sql) -> bool:
