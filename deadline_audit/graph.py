@@ -199,6 +199,33 @@ class TimeoutGraph:
                     if name in fn.param_names:
                         sym = fn.params[fn.param_names.index(name)]
                         self.bindings[sym].append((Binding(sym, arg, call.span, call.function), path))
+        # `functools.partial(f, a, k=v)` (catalog python `partials`): binds f's parameters now
+        partials = set(self.catalog.table("python", "partials").get("funcs", ()))
+        for sym, binds in list(self.bindings.items()):
+            for b, path in binds:
+                target = self.partial_target(b.expr, Ctx(path), partials)
+                if target is None:
+                    continue
+                fn = self.functions[target][0]
+                for i, arg in enumerate(b.expr["args"][1:]):
+                    if i < len(fn.params):
+                        self.bindings[fn.params[i]].append((Binding(fn.params[i], arg, b.span, b.function), path))
+                for name, arg in (b.expr.get("kw") or {}).items():
+                    if name in fn.param_names:
+                        param = fn.params[fn.param_names.index(name)]
+                        self.bindings[param].append((Binding(param, arg, b.span, b.function), path))
+
+    def partial_target(self, expr: Expr | None, ctx: Ctx, partials: set[str] | None = None) -> str | None:
+        """The program function `functools.partial(f, …)` wraps, else None."""
+        if not expr or expr.get("k") != "call" or not expr.get("args"):
+            return None
+        fn = expr.get("fn") or {}
+        if partials is None:
+            partials = set(self.catalog.table("python", "partials").get("funcs", ()))
+        if fn.get("k") != "ext" or fn.get("name") not in partials:
+            return None
+        target = self.resolve_callee(expr["args"][0], ctx)
+        return target if target in self.functions else None
 
     # -- types and names --------------------------------------------------------------
     def member(self, type_name: str | None, name: str, path: str) -> str | None:
@@ -911,10 +938,17 @@ class TimeoutGraph:
     def operation_functions(self, expr: Expr | None, ctx: Ctx) -> list[str]:
         if not expr:
             return []
+        if expr.get("k") == "ref":  # an operation held by a local: `op = partial(f, …)`
+            bound = self.bindings.get(expr["sym"], ())
+            if len(bound) == 1:
+                target = self.partial_target(bound[0][0].expr, Ctx(bound[0][1]))
+                if target is not None:
+                    return [target]
         if expr.get("k") in ("fnref", "method", "ref", "field"):
             return list(self.resolve_callees(expr, ctx))
         if expr.get("k") == "call":  # a coroutine object passed as the operation
-            return list(self.resolve_callees(expr.get("fn"), ctx))
+            target = self.partial_target(expr, ctx)
+            return [target] if target is not None else list(self.resolve_callees(expr.get("fn"), ctx))
         return []
 
     def http_handlers(self) -> set[str]:

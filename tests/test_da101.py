@@ -237,3 +237,14 @@ def test_a_helper_granting_a_kept_alive_lease_for_its_ttl_parameter_supervises_i
     assert rule_findings(result, "DA101") == [("DA101", "da101_grant_helper/internal/deploy/deploy.go", 27)]
     f = finding_at(result, "DA101", "deploy/deploy.go", 27)
     assert [rel(r.location) for r in f.related] == [("da101_grant_helper/internal/deploy/deploy.go", 21)]
+
+
+def test_an_operation_bound_with_functools_partial():
+    # fixtures/da101_partial_op: hold_lease(client, name, ttl, op) renews a redis lock of
+    # ttl while op runs. render's op is partial(_render, doc_id, budget_s=RENDER_LEASE_S):
+    # the asyncio.timeout(budget_s) inside _render equals the lease (flagged there).
+    # archive's partial gives budget_s = lease × (renewals + 1): larger, not flagged.
+    result = analyse("da101_partial_op")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_partial_op/press/jobs.py", 13)]
+    f = finding_at(result, "DA101", "press/jobs.py", 13)
+    assert [rel(r.location) for r in f.related] == [("da101_partial_op/press/jobs.py", 24)]
