@@ -201,19 +201,23 @@ class TimeoutGraph:
                         self.bindings[sym].append((Binding(sym, arg, call.span, call.function), path))
         # `functools.partial(f, a, k=v)` (catalog python `partials`): binds f's parameters now
         partials = set(self.catalog.table("python", "partials").get("funcs", ()))
-        for sym, binds in list(self.bindings.items()):
-            for b, path in binds:
-                target = self.partial_target(b.expr, Ctx(path), partials)
-                if target is None:
-                    continue
-                fn = self.functions[target][0]
-                for i, arg in enumerate(b.expr["args"][1:]):
-                    if i < len(fn.params):
-                        self.bindings[fn.params[i]].append((Binding(fn.params[i], arg, b.span, b.function), path))
-                for name, arg in (b.expr.get("kw") or {}).items():
-                    if name in fn.param_names:
-                        param = fn.params[fn.param_names.index(name)]
-                        self.bindings[param].append((Binding(param, arg, b.span, b.function), path))
+        if not partials:
+            return
+        made = [(b.expr, b.span, b.function, path) for binds in self.bindings.values() for b, path in binds]
+        made += [(arg, call.span, call.function, path) for calls in self.calls_in.values() for call, path in calls
+                 for arg in [*call.args, *call.kw.values()]]
+        for expr, span, function, path in made:
+            target = self.partial_target(expr, Ctx(path), partials)
+            if target is None:
+                continue
+            fn = self.functions[target][0]
+            for i, arg in enumerate(expr["args"][1:]):
+                if i < len(fn.params):
+                    self.bindings[fn.params[i]].append((Binding(fn.params[i], arg, span, function), path))
+            for name, arg in (expr.get("kw") or {}).items():
+                if name in fn.param_names:
+                    param = fn.params[fn.param_names.index(name)]
+                    self.bindings[param].append((Binding(param, arg, span, function), path))
 
     def partial_target(self, expr: Expr | None, ctx: Ctx, partials: set[str] | None = None) -> str | None:
         """The program function `functools.partial(f, …)` wraps, else None."""
@@ -224,7 +228,10 @@ class TimeoutGraph:
             partials = set(self.catalog.table("python", "partials").get("funcs", ()))
         if fn.get("k") != "ext" or fn.get("name") not in partials:
             return None
-        target = self.resolve_callee(expr["args"][0], ctx)
+        wrapped = expr["args"][0]
+        if wrapped.get("k") == "field":  # a bound method: `partial(self._client.fetch, url)`
+            wrapped = {"k": "method", "x": wrapped.get("x"), "name": wrapped.get("name")}
+        target = self.resolve_callee(wrapped, ctx)
         return target if target in self.functions else None
 
     # -- types and names --------------------------------------------------------------
