@@ -5,7 +5,8 @@ A tagged field's dotted key is its tag under the tags of the fields that hold it
 (`File.Worker yaml:"worker"` → `WorkerSettings.FetchTimeout yaml:"fetch_timeout"` is
 `worker.fetch_timeout`). When exactly one config file holds that key, the field is bound
 to it, decoded by the field's type: a string into a `time.Duration` as Go parses it, a
-number into a `time.Duration` as nanoseconds, anything into a number as a number.
+number into a `time.Duration` as nanoseconds, anything into a number as a number, text
+into a `string` field as it is (the program parses it: `parseDuration(f.Timeout)`).
 
 viper fills the same fields from more layers (catalog `go.viper`): `v.BindEnv(key, NAME)`
 wins, then the config file, then `v.SetDefault(key, D)`. A `time.Duration` field whose key
@@ -56,7 +57,7 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
     for sym, key in tagged.items():
         decl = graph.decls[sym]
         scalar = wrapped.get(decl.type or "", decl.type)
-        if scalar != "time.Duration" and scalar not in _NUMERIC:
+        if scalar != "time.Duration" and scalar not in _NUMERIC and scalar != "string":
             continue
         owner = sym.rsplit(".", 1)[0][len("sym:go:"):]
         for pre in prefixes(owner):
@@ -68,7 +69,11 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
             if len(values) != 1:
                 continue
             read = {"k": "cfg", "key": dotted, "file": values[0][0], "default": None}
-            if scalar == "time.Duration":
+            if scalar == "string":  # text the program parses itself (`parseDuration(f.Timeout)`)
+                if values[0][1].is_number:
+                    break
+                expr = read
+            elif scalar == "time.Duration":
                 expr = {"k": "conv", "t": "go_duration" if values[0][1].is_number else "parse_duration", "x": read}
             else:
                 expr = {"k": "conv", "t": "number", "x": read}

@@ -1106,8 +1106,9 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
 
 
 def _reads_config(expr: Expr) -> bool:
-    """A binding made from a config file key (`conv(cfg)` of config_tags.py)."""
-    return expr.get("k") == "conv" and (expr.get("x") or {}).get("k") == "cfg"
+    """A binding made from a config file key (`conv(cfg)` of config_tags.py, or the text
+    itself for a string field)."""
+    return expr.get("k") == "cfg" or expr.get("k") == "conv" and (expr.get("x") or {}).get("k") == "cfg"
 
 
 def to_seconds(value: Any, unit: str | None) -> float | None:

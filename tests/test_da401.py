@@ -236,3 +236,13 @@ def test_a_go_clamp_of_a_plain_number_works_in_the_unit_its_names_state():
     assert rule_findings(result, "DA401") == [("DA401", "da401_int_seconds/portal/portal/budgets.py", 3)]
     f = finding_at(result, "DA401", "portal/budgets.py", 3)
     assert f.message.startswith("8 h (REINDEX_BUDGET_SECONDS = 8 * 60 * 60)") and "clamps it at 4 h" in f.message
+
+
+def test_a_string_field_filled_from_the_config_file_and_parsed_by_the_program():
+    # fixtures/da401_string_config: `PageTimeout string toml:"page_timeout"` holds "10m"
+    # from crawler.toml (the "30s" set before decoding is what the file replaces), parsed
+    # with time.ParseDuration and clamped at 5 min: reported at the TOML line. The robots
+    # timeout ("20s", clamped at 1 min) is under its ceiling.
+    result = analyse("da401_string_config")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_string_config/config/crawler.toml", 2)]
+    assert "10 min" in finding_at(result, "DA401", "config/crawler.toml", 2).message
