@@ -514,9 +514,12 @@ class TimeoutGraph:
         env_values, plain = [], []
         summary = env_reader(self, callee)
         self._calls_active.add(callee)
+        # a return on a failure path (`if err != nil { return 0 }`, `return 0, err`) is not
+        # the value the call gives when it works
+        working = [i for i, ret in enumerate(fn.returns) if not ret.get("error_path")] or range(len(fn.returns))
         try:
-            for i, ret in enumerate(fn.returns):
-                v = self.value(ret, inner, scenario, depth)
+            for i in working:
+                v = self.value(fn.returns[i], inner, scenario, depth)
                 (env_values if summary is not None and summary.env_returns[i] else plain).append(v)
         finally:
             self._calls_active.discard(callee)

@@ -188,3 +188,13 @@ def test_a_write_timeout_read_through_viper_defaults_and_env_bindings():
     assert rule_findings(result, "DA102") == [("DA102", "da102_viper/internal/web/web.go", 38)]
     f = finding_at(result, "DA102", "web/web.go", 38)
     assert "45 s (compiled default 20 s)" in f.message
+
+
+def test_a_zero_returned_on_a_failure_path_is_not_the_value_a_helper_gives():
+    # fixtures/da102_parse_helper: parse(key, raw) returns `0, fmt.Errorf(…)` when raw does
+    # not parse, else d: the public server's WriteTimeout is the file's 90s (flagged: its
+    # /quotes handler streams). lenient(raw) returns 0 for an empty raw, a real "no
+    # limit", so the internal server's value stays unresolved: not flagged.
+    result = analyse("da102_parse_helper")
+    assert rule_findings(result, "DA102") == [("DA102", "da102_parse_helper/internal/web/web.go", 33)]
+    assert "WriteTimeout 90 s" in finding_at(result, "DA102", "web/web.go", 33).message

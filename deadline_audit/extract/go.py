@@ -8,6 +8,8 @@ fields and function results). All API knowledge comes from the catalog.
 
 from __future__ import annotations
 
+import re
+
 import bisect
 from typing import Any
 
@@ -37,6 +39,11 @@ _PARSER = Parser(GO)
 # the extractor's own query group, run with the marker passes' groups (go_query.py)
 _QUERIES = {"extract.comments": "(comment) @c"}
 
+
+# `err`, `fmt.Errorf(…)`, `errors.New(…)`, `ErrNotFound`, `wrap(err)`: an error value
+_ERRORISH = re.compile(r"(?i)err|fail")
+_ERR_CHECK = re.compile(r"\b\w*[eE]rr\w*\s*!=\s*nil")
+_ZERO = re.compile(r"^(?:0|0\.0|nil|\"\"|[\w.]+\(0\))$")
 
 class _GoFile(GoExprs, GoTypes):
     def __init__(self, path: str, source: bytes, ip: str, module_path: str | None, cat: GoCatalog) -> None:
@@ -652,7 +659,25 @@ class _GoFile(GoExprs, GoTypes):
             self.sx(v)
         fn = self.fn
         if fn is not None:
+            if _ZERO.match(self.text(vals[0])) and self._error_return(node, vals):
+                first = {**first, "error_path": True}
             fn.fact.returns.append(first)
+
+    def _error_return(self, node: Any, vals: list[Any]) -> bool:
+        """A zero returned on a failure path: with a non-nil error (`return 0, err`), or in
+        `if err != nil { … }`. Value resolution reads the other returns (a fallback value
+        returned there, `return def`, is not one of these)."""
+        if len(vals) >= 2 and self.text(vals[-1]) != "nil" and vals[-1].type in ("identifier", "call_expression") \
+                and _ERRORISH.search(self.text(vals[-1])):
+            return True
+        block = node.parent
+        if block is not None and block.type == "statement_list":
+            block = block.parent
+        owner = block.parent if block is not None else None
+        if owner is None or owner.type != "if_statement" or owner.child_by_field_name("consequence") != block:
+            return False
+        cond = owner.child_by_field_name("condition")
+        return cond is not None and _ERR_CHECK.search(self.text(cond)) is not None
 
     def s_go(self, node: Any) -> None:
         self.go_defer(node, "in_go")
