@@ -121,8 +121,29 @@ class TimeoutGraph:
                 self.go_versions[f.module] = f.go_version or ""
         self._link_self_methods()
         self._index_env(facts)
+        self._narrow_reused_locals()
         self._bind_params()
         self.forget_memos()
+
+    def _narrow_reused_locals(self) -> None:
+        """Go: `d, err := …` declared again in a sibling block is one symbol with several
+        bindings. A binding that copies such a local (`cfg.Timeout = d`) reads the one
+        assigned last before it, in the same function."""
+        for sym, binds in self.bindings.items():
+            for i, (b, path) in enumerate(binds):
+                expr = b.expr
+                if expr.get("k") != "ref" or not b.function or self.lang.get(path) != "go":
+                    continue
+                local = expr["sym"]
+                if not local.startswith(b.function + "."):
+                    continue
+                earlier = [lb for lb, _ in self.bindings.get(local, ()) if lb.function == b.function]
+                if len(earlier) < 2:
+                    continue
+                before = [lb for lb in earlier if lb.span.line <= b.span.line]
+                if before:
+                    last = max(before, key=lambda lb: (lb.span.line, lb.span.column))
+                    binds[i] = (Binding(b.sym, last.expr, b.span, b.function, b.is_default), path)
 
     def forget_memos(self) -> None:
         """Drop what was memoised while bindings were still being added (parameters
@@ -451,6 +472,23 @@ class TimeoutGraph:
                 PurePosixPath(n).name for f in self.files.values() for n in f.config_files_named)
         return found
 
+    def _from_config(self, expr: Expr, ctx: Ctx, depth: int = 0) -> bool:
+        """A value read from a loaded config file: the read itself, or parsed from a local
+        or field holding one (`d, _ := time.ParseDuration(f.Runner.Timeout)`, then
+        `cfg.Timeout = d`)."""
+        if _reads_config(expr):
+            return True
+        if depth > 3:
+            return False
+        k = expr.get("k")
+        if k == "conv" and expr.get("x"):
+            return self._from_config(expr["x"], ctx, depth + 1)
+        if k in ("ref", "field"):
+            sym = expr["sym"] if k == "ref" else self.resolve_field(expr, ctx)
+            return any(self._from_config(b.expr, Ctx(p), depth + 1) for b, p in self.bindings.get(sym, ())[:4]) \
+                if sym else False
+        return False
+
     def _wrapped(self, sym: str | None) -> bool:
         """`cfg.Exec.Timeout.Duration`: the scalar a decoding wrapper embeds
         (`type Duration struct{ time.Duration }`) is the wrapper's own value."""
@@ -481,7 +519,7 @@ class TimeoutGraph:
             if scenario == "effective" and len(binds) > 1:
                 # a field the loaded config file sets (config_tags.py): the deployed value wins
                 # over the code's defaults for it (`if c.X <= 0 { c.X = D }`)
-                deployed = [(b, path) for b, path in binds if _reads_config(b.expr)]
+                deployed = [(b, path) for b, path in binds if self._from_config(b.expr, Ctx(path))]
                 binds = deployed or binds
             candidates = [self.value(b.expr, Ctx(path), scenario, depth) for b, path in binds]
         finally:

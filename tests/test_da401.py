@@ -246,3 +246,14 @@ def test_a_string_field_filled_from_the_config_file_and_parsed_by_the_program():
     result = analyse("da401_string_config")
     assert rule_findings(result, "DA401") == [("DA401", "da401_string_config/config/crawler.toml", 2)]
     assert "10 min" in finding_at(result, "DA401", "config/crawler.toml", 2).message
+
+
+def test_a_clamp_that_logs_before_it_cuts_and_a_config_value_parsed_into_a_reused_local():
+    # fixtures/da401_logged_clamp: Load sets DefaultTimeout to 15 min, then to `d` parsed
+    # from runner.toml's "90m" (`d, err :=` is declared again for the idle timeout in the
+    # next block: the first `d` is the one assigned). budget() falls back to it and clamps
+    # at 1 h with a log line before `requested = maxRun`: flagged at the TOML line. The idle
+    # timeout (5 min) is under its 10 min ceiling.
+    result = analyse("da401_logged_clamp")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_logged_clamp/runner.toml", 3)]
+    assert "90 min" in finding_at(result, "DA401", "runner.toml", 3).message

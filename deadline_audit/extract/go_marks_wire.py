@@ -78,6 +78,8 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         stmts = [c for c in body.named_children if c.type != "comment"]
         if len(stmts) == 1 and stmts[0].type == "statement_list":
             stmts = [c for c in stmts[0].named_children if c.type != "comment"]
+        if len(stmts) > 1 and all(st.type == "expression_statement" for st in stmts[:-1]):
+            stmts = stmts[-1:]  # `slog.Warn("clamping", …); x = MAX`: a log line before the clamp
         if len(stmts) != 1:
             continue
         op = _operator(cond, ctx)
