@@ -688,6 +688,8 @@ class _Builder:
                     continue
                 subject, guarded = value
                 if m["m"] == "ceiling":
+                    if self._constant(subject):
+                        continue  # `if renew < cutoff { return renew }`: a constant is never what is cut
                     bound = guarded
                     if m.get("form") == "ifexp":
                         bound = self._py_name(fn, path, m.get("bound", ""))
@@ -702,6 +704,12 @@ class _Builder:
         for f in fallbacks:
             f.fed_by = frozenset(feeders(self.g, f.subject, Ctx(f.path, fn=f.function)))
         return clamps, fallbacks
+
+    def _constant(self, expr: Expr) -> bool:
+        if expr.get("k") == "num":
+            return True
+        decl = self.g.decls.get(expr["sym"]) if expr.get("k") == "ref" else None
+        return decl is not None and decl.kind == "const"
 
     def _guarded_value(self, fn: FunctionFact, path: str, m: dict) -> tuple[Expr, Expr] | None:
         """(subject, the value the guard assigns or returns)."""
