@@ -33,3 +33,18 @@ def test_related_is_the_sender():
     probe = finding_at(result, "DA403", "relay/internal/cmd/types.go", 9)
     assert "nanoseconds" in probe.message
     assert [rel(r.location)[0] for r in probe.related] == [f"{T}/panel/panel/streams.py"]
+
+
+def test_milliseconds_from_go_read_as_seconds_by_python_receivers():
+    # fixtures/da403_python_receivers: the dispatcher sends `Deadline: budget.Milliseconds()`
+    # into the pydantic Task.deadline that asyncio.timeout uses as seconds (flagged at the
+    # field), and `BudgetMs` (budget_ms) to a Flask handler that reads it by key into
+    # timedelta(seconds=…) (flagged at the read). poll_every_s is sent and read in seconds.
+    result = analyse("da403_python_receivers")
+    assert rule_findings(result, "DA403") == [
+        ("DA403", "da403_python_receivers/workers/workers/portal.py", 12),
+        ("DA403", "da403_python_receivers/workers/workers/tasks.py", 9),
+    ]
+    f = finding_at(result, "DA403", "workers/tasks.py", 9)
+    assert "sent in milliseconds and used here as seconds" in f.message
+    assert [rel(r.location) for r in f.related] == [("da403_python_receivers/dispatcher/internal/queue/queue.go", 27)]

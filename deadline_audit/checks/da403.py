@@ -36,6 +36,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             _python_reader(graph, link, types, problems)
             continue
         if s.lang != "go":
+            _python_model(graph, link, types, problems)
             continue
         custom = f"sym:go:{s.type}.UnmarshalJSON" in graph.functions
         sender_schema = types.get(p.type) if p.type else None
@@ -88,9 +89,14 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         yield Finding(RULE_ID, RULE_NAME, SEVERITY, problem, f.location, related)
 
 
+_CONVERTED = {"ms_of": "ms", "seconds_of": "s"}  # `d.Milliseconds()`, `d.Seconds()`
+
+
 def _sender_unit(graph: TimeoutGraph, key: str, sender_field: w.SchemaField | None, value: dict, ctx: Ctx) -> str | None:
     if sender_field is not None and sender_field.type == w._GO_DURATION:
         return "ns"
+    if value is not None and value.get("k") == "conv" and value.get("t") in _CONVERTED:
+        return _CONVERTED[value["t"]]
     scaled = w.sent_scale(graph, value, ctx)  # what the arithmetic makes of it beats names
     if scaled:
         return scaled
@@ -137,6 +143,9 @@ def _python_reader(graph: TimeoutGraph, link: w.Link, types: dict, problems: dic
     for key in sorted(link.common):
         sender_field = sender_schema.fields.get(key)
         f = s.fields[key]
+        if sender_field is not None and sender_field.type in _NUMBERS:
+            _key_read_in_another_unit(graph, link, key, sender_field, f, problems)
+            continue
         if sender_field is None or sender_field.type != w._GO_DURATION or w.name_unit(key) == "ms":
             continue
         problem = (f"`{key}` arrives as integer nanoseconds (the sender's field is a Go time.Duration, which "
@@ -146,3 +155,90 @@ def _python_reader(graph: TimeoutGraph, link: w.Link, types: dict, problems: dic
         where = sender_field.location
         if all(r.location != where for r in entry[2]):
             entry[2].append(Related("the sender's field", where))
+
+
+def _python_model(graph: TimeoutGraph, link: w.Link, types: dict, problems: dict) -> None:
+    """A number sent in one unit (`budget.Milliseconds()`, `*_ms`) into a Python model
+    field that the receiver uses in another: its name's unit, else the unit of every
+    timeout it feeds (`asyncio.timeout(envelope.timeout)`: seconds)."""
+    p, s = link.payload, link.schema
+    sender_schema = types.get(p.type) if p.type else None
+    for key in sorted(link.common):
+        f = s.fields[key]
+        sender_field = sender_schema.fields.get(key) if sender_schema else None
+        value = p.keys.get(key)
+        if value is None or (sender_field is not None and sender_field.type == w._GO_DURATION):
+            continue  # (a Duration field sent as nanoseconds: _python_reader's case)
+        sender_unit = _sender_unit(graph, key, sender_field, value, Ctx(p.path, fn=p.function))
+        receiver_unit = w.name_unit(f.sym.rsplit(".", 1)[-1]) or _used_in(graph, f.sym)
+        if sender_unit not in ("s", "ms") or receiver_unit not in ("s", "ms") or sender_unit == receiver_unit:
+            continue
+        problem = (f"`{key}` is sent in {_UNIT_WORDS[sender_unit]} and used here as {_UNIT_WORDS[receiver_unit]}; "
+                   f"make both sides use the unit the name states (`{key}_{'ms' if sender_unit == 'ms' else 'seconds'}`).")
+        at = value.get("at")
+        where = Location(p.path, at[0], at[1]) if at else p.location
+        entry = problems.setdefault(f.sym, (f, problem, []))
+        if all(r.location != where for r in entry[2]):
+            entry[2].append(Related(f"sent here {w.sent_from(graph, link)}", where))
+
+
+def _used_in(graph: TimeoutGraph, sym: str) -> str | None:
+    """The one unit of the timeout sites a value flows into directly, if they agree."""
+    if sym not in graph.g:
+        return None
+    units = {graph.g.nodes[n].get("unit") for n in graph.g.successors(sym) if graph.g.nodes[n].get("kind") == "site"}
+    return units.pop() if len(units) == 1 else None
+
+
+def _key_read_in_another_unit(graph: TimeoutGraph, link: w.Link, key: str, sender_field: w.SchemaField,
+                              f: w.SchemaField, problems: dict) -> None:
+    """A number sent in a stated unit (`effective_timeout_ms` = `budget.Milliseconds()`)
+    that the Python receiver reads by key and scales as another (`timedelta(seconds=…)`)."""
+    p, s = link.payload, link.schema
+    value = p.keys.get(key)
+    sender_unit = _sender_unit(graph, key, sender_field, value, Ctx(p.path, fn=p.function))
+    body = s.type.removeprefix("keys:")
+    receiver_unit = _scaled_as(graph, body, key)
+    if sender_unit not in ("s", "ms") or receiver_unit not in ("s", "ms") or sender_unit == receiver_unit:
+        return
+    problem = (f"`{key}` is sent in {_UNIT_WORDS[sender_unit]} and read here as {_UNIT_WORDS[receiver_unit]}; "
+               f"convert it where it is read (`timedelta({_UNIT_WORDS[sender_unit]}=…)`).")
+    at = (value or {}).get("at")
+    where = Location(p.path, at[0], at[1]) if at else p.location
+    entry = problems.setdefault(f.sym, (f, problem, []))
+    if all(r.location != where for r in entry[2]):
+        entry[2].append(Related(f"sent here {w.sent_from(graph, link)}", where))
+
+
+_SCALES = {1.0: "s", 0.001: "ms"}
+
+
+def _scaled_as(graph: TimeoutGraph, body: str, key: str) -> str | None:
+    """The unit the receiving function gives `body[key]`: a `timedelta(seconds=x)` (the
+    extractor's `x × 1 s`) of the read, or of a local bound to it."""
+    function = body.rsplit(".", 1)[0]
+    if function not in graph.functions:
+        return None
+    path = graph.functions[function][1]
+    ctx = Ctx(path, fn=function)
+
+    def reads_key(expr: dict, depth: int = 0) -> bool:
+        for sub in w._walk(expr):
+            if w.read_of(graph, sub, ctx) == (body, key):
+                return True
+            if depth < 2 and sub.get("k") == "ref" and sub["sym"].startswith(function + "."):
+                if any(reads_key(b.expr, depth + 1) for b, _ in graph.bindings.get(sub["sym"], ())[:4]):
+                    return True
+        return False
+
+    exprs = [b.expr for _, b, _ in graph.bindings_by_function().get(function, ())]
+    exprs += [a for c, _ in graph.calls_in.get(function, ()) for a in [*c.args, *c.kw.values()]]
+    units = set()
+    for expr in exprs:
+        for sub in w._walk(expr):
+            args = sub.get("args") or []
+            if sub.get("k") == "op" and sub.get("op") == "mul" and len(args) == 2 \
+                    and args[1].get("k") == "num" and args[1].get("u") == "s" and args[1].get("v") in _SCALES \
+                    and reads_key(args[0]):
+                units.add(_SCALES[args[1]["v"]])
+    return units.pop() if len(units) == 1 else None
