@@ -13,6 +13,7 @@ from typing import Any, Callable
 from deadline_audit.facts import Expr
 
 _MAX_DEPTH = 8
+_MAX_PATHS = 8
 
 # (sym) -> bindings of that symbol; (sym) -> (argument expr, its resolver) or None
 Bindings = Callable[[str], list]
@@ -20,15 +21,17 @@ Argument = Callable[[str], tuple[Expr, Any] | None]
 
 
 def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings,
-                  argument: Argument | None = None, depth: int = 0) -> list[str] | None:
-    """The keys `expr` reads, outermost first (`raw["a"].get("b")` -> [a, b]); [] for the
-    document itself; None when `expr` does not read a loaded document."""
+                  argument: Argument | None = None, depth: int = 0) -> list[list[str]] | None:
+    """The key paths `expr` may read, outermost key first (`raw["a"].get("b")` -> [[a, b]]);
+    [[]] for the document itself; several when a parameter is given different tables at
+    different calls (`_policy(d["labeling"])`, `_policy(d["review"])`); None when `expr`
+    does not read a loaded document."""
     if depth > _MAX_DEPTH or not expr:
         return None
     k = expr.get("k")
     if k == "item" and isinstance(expr.get("key"), str):
         inner = document_keys(expr.get("x"), loaders, bindings, argument, depth + 1)
-        return None if inner is None else inner + [expr["key"]]
+        return None if inner is None else [path + [expr["key"]] for path in inner]
     if k == "call":
         fn = expr.get("fn") or {}
         args = expr.get("args") or []
@@ -36,9 +39,9 @@ def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings
             if fn.get("name") != "get" or not args or args[0].get("k") != "str":
                 return None
             inner = document_keys(fn.get("x"), loaders, bindings, argument, depth + 1)
-            return None if inner is None else inner + [args[0]["v"]]
+            return None if inner is None else [path + [args[0]["v"]] for path in inner]
         name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym", "")).removeprefix("sym:py:")
-        return [] if name in loaders else None
+        return [[]] if name in loaders else None
     if k == "or" and expr.get("args"):  # `yaml.safe_load(fh) or {}`
         return document_keys(expr["args"][0], loaders, bindings, argument, depth + 1)
     if k == "ref":
@@ -48,8 +51,10 @@ def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings
             if passed is not None:
                 arg, arg_argument = passed
                 return document_keys(arg, loaders, bindings, arg_argument, depth + 1)
-        found = [document_keys(b.expr, loaders, bindings, None, depth + 1) for b, _ in bindings(sym)]
-        return found[0] if len(found) == 1 else None
+        found = [document_keys(b.expr, loaders, bindings, None, depth + 1) for b, _ in bindings(sym)[:_MAX_PATHS]]
+        if not found or any(f is None for f in found):
+            return None  # one binding that is not a document read: not one
+        return [path for paths in found for path in paths][:_MAX_PATHS]
     return None
 
 

@@ -447,15 +447,21 @@ class TimeoutGraph:
                 return arg, argument_in(arg_ctx)
             return argument
 
-        keys = document_keys(expr, loaders, lambda sym: self.bindings.get(sym, ()), argument_in(ctx))
-        if not keys:
-            return None
-        dotted = ".".join(keys)
-        values = self.config_values.get(dotted, ())
-        if len(values) != 1 or PurePosixPath(values[0][0]).name not in self._named_config_files():
-            return None
+        paths = document_keys(expr, loaders, lambda sym: self.bindings.get(sym, ()), argument_in(ctx))
         args = expr.get("args") or []
-        return {"k": "cfg", "key": dotted, "file": values[0][0], "default": args[1] if len(args) > 1 else None}
+        default = args[1] if len(args) > 1 else None
+        reads = []
+        for keys in paths or ():
+            dotted = ".".join(keys)
+            values = self.config_values.get(dotted, ())
+            if keys and len(values) == 1 and PurePosixPath(values[0][0]).name in self._named_config_files():
+                reads.append({"k": "cfg", "key": dotted, "file": values[0][0], "default": default})
+            elif keys and not values and default is not None:
+                reads.append(default)  # a table without the key: the read's default
+        if not reads or all(r is default for r in reads):
+            return None
+        # a helper reading several tables (one per call): each value, as alternatives
+        return reads[0] if len(reads) == 1 else {"k": "choice", "args": reads}
 
     def _document_loaders(self) -> frozenset[str]:
         found = self._memo.get(("_document_loaders",))
@@ -630,7 +636,7 @@ class TimeoutGraph:
         if k in ("item", "call"):
             read = self.document_read(expr, ctx)
             if read is not None:
-                return DepSummary.one(f"cfg:{read['file']}#{read['key']}", read, ctx, "config_read")
+                return self._dep_summary(read, ctx, depth + 1)
         if k == "num" and expr.get("at"):
             line, col = expr["at"][:2]
             return DepSummary.one(f"lit:{ctx.path}:{line}:{col}", expr, ctx, None)
@@ -697,8 +703,7 @@ class TimeoutGraph:
         elif k == "cfg":
             yield f"cfg:{expr.get('file') or '*'}#{expr.get('key')}", expr, ctx, "config_read"
         elif k in ("item", "call") and self.document_read(expr, ctx) is not None:
-            read = self.document_read(expr, ctx)
-            yield f"cfg:{read['file']}#{read['key']}", read, ctx, "config_read"
+            yield from self.deps(self.document_read(expr, ctx), ctx, depth + 1)
         elif k == "num" and expr.get("at"):
             line, col = expr["at"][:2]
             yield f"lit:{ctx.path}:{line}:{col}", expr, ctx, None

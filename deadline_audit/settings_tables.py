@@ -99,8 +99,7 @@ def _validated_documents(graph: "TimeoutGraph", settings: dict, fields: dict[str
                 owner, document = sym.rsplit(".", 1)[0], call.args[0]
             else:
                 continue
-            keys = document_keys(document, loaders, lambda sym: graph.bindings.get(sym, ()))
-            if keys is not None:
+            for keys in document_keys(document, loaders, lambda sym: graph.bindings.get(sym, ())) or ():
                 yield owner, "".join(k + "." for k in keys)
 
 

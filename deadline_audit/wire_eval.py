@@ -211,6 +211,10 @@ def sent_alternatives(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: i
     if not expr or depth > 6:
         return [(expr, ctx)] if expr else []
     k = expr.get("k")
+    if k in ("item", "call"):
+        read = graph.document_read(expr, ctx)  # one key of several config tables (config_documents.py)
+        if read is not None and read.get("k") == "choice":
+            expr, k = read, "choice"
     if k == "choice":
         return [alt for a in expr.get("args") or () for alt in sent_alternatives(graph, a, ctx, depth + 1, seen)][:8]
     if expr.get("lookup") is not None:

@@ -221,9 +221,15 @@ def test_keys_read_from_a_loaded_config_document():
     # fixtures/da401_document_keys: `json.loads(...)`'s document read as
     # `doc.get("fetch", {}).get("page_timeout_s", 30)` is the config key fetch.page_timeout_s
     # (90 s), clamped at 60 s: reported at the JSON line. robots_timeout_s (5 s, read as
-    # `raw["fetch"]["robots_timeout_s"]`) is under its 15 s cap.
+    # `raw["fetch"]["robots_timeout_s"]`) is under its 15 s cap. stages.py reads each stage
+    # through one helper, `_stage(doc["crawl"])` / `_stage(doc["index"])`: the field it fills
+    # holds either table's timeout_s; the crawl stage's 900 s is over the 600 s cap, the
+    # index stage's 300 s is not.
     result = analyse("da401_document_keys")
-    assert rule_findings(result, "DA401") == [("DA401", "da401_document_keys/crawler/config/crawler.json", 3)]
+    assert rule_findings(result, "DA401") == [
+        ("DA401", "da401_document_keys/crawler/config/crawler.json", 3),
+        ("DA401", "da401_document_keys/crawler/config/stages.json", 2),
+    ]
     f = finding_at(result, "DA401", "config/crawler.json", 3)
     assert "90 s" in f.message and "60 s" in f.message
 
