@@ -118,14 +118,16 @@ class ContextFlow:
         return self._origin(expr, _Use(path, fn, line), 0, frozenset())
 
     def origin_in_callee(self, expr: Expr | None, callee: str, line: int, args: list[Expr],
-                         caller_path: str, caller_fn: str | None, caller_line: int) -> Origin:
-        """The origin of `expr`, evaluated at `line` inside `callee`, whose parameters are
-        the `args` of one call (a `go f(job)` statement): that call's values only."""
+                         caller_path: str, caller_fn: str | None, caller_line: int,
+                         within: str | None = None) -> Origin:
+        """The origin of `expr`, evaluated at `line` inside `callee` (or a closure of it,
+        `within`), whose parameters are the `args` of one call (a `go f(job)` statement):
+        that call's values only."""
         fn, path = self.graph.functions[callee]
         caller = _Use(caller_path, caller_fn, caller_line)
         subst = {p: (a, caller) for p, a in zip(fn.params, args)}
         self._budget = _SYMBOL_BUDGET
-        return self._origin(expr, _Use(path, callee, line, subst), 0, frozenset())
+        return self._origin(expr, _Use(path, within or callee, line, subst), 0, frozenset())
 
     def _origin(self, expr: Expr | None, use: _Use, depth: int, seen: frozenset) -> Origin:
         if not expr or depth > _MAX_DEPTH:
@@ -279,7 +281,9 @@ class ContextFlow:
                     and (b.span.line < use.line or not (use.fn and _inside(use.fn, owner)))]
             if mine:
                 b, p = max(mine, key=lambda bp: (bp[0].span.line, bp[0].span.column))
-                found = self._origin(b.expr, _Use(p, b.function, b.span.line), depth + 1, seen)
+                # (the same call's arguments still stand for the function's parameters:
+                # `ctx, cancel := context.WithTimeout(ctx, d)` inside a `go f(detached)`)
+                found = self._origin(b.expr, _Use(p, b.function, b.span.line, use.subst), depth + 1, seen)
                 if found.kind == "deadline" and found.bound_sym is None:
                     found = replace(found, bound_sym=sym, bound_in=owner, bound_line=b.span.end_line)
                 return found.then(f"{_short(sym)} :=", Location(p, b.span.line, b.span.column))

@@ -46,3 +46,12 @@ def test_a_select_joins_only_the_goroutine_that_sends_on_its_channel():
     # an answer (partial join, no state change) and batch() waits on its WaitGroup: silent.
     result = analyse("da202_two_goroutines")
     assert rule_findings(result, "DA202") == [("DA202", "da202_two_goroutines/api/search.go", 41)]
+
+
+def test_a_goroutine_given_a_detached_context_is_judged_by_its_own_arguments():
+    # fixtures/da202_detached_call: export.Runner.Run(ctx, id) rebinds ctx with WithTimeout
+    # and uses it in a deferred closure. start runs it in a goroutine with r.Context()
+    # (flagged); retry starts `go a.runner.Run(context.WithoutCancel(r.Context()), id)`:
+    # inside Run and its closures, ctx is that detached argument, not the one start passes.
+    result = analyse("da202_detached_call")
+    assert rule_findings(result, "DA202") == [("DA202", "da202_detached_call/internal/api/api.go", 16)]

@@ -100,9 +100,9 @@ def _request_origin(graph: TimeoutGraph, flow: ContextFlow, call: CallFact, path
             if c.in_go:
                 continue
             for expr in c.args[:1]:
+                # (a closure of the goroutine's function sees this statement's arguments too)
                 origin = flow.origin_in_callee(expr, target, c.span.line, call.args, path, call.function,
-                                               call.span.line) if inner == target else \
-                    flow.origin(expr, graph.functions[inner][1], inner, c.span.line)
+                                               call.span.line, within=inner)
                 if origin.kind == "request":
                     return origin
     return None
