@@ -198,3 +198,11 @@ def test_a_zero_returned_on_a_failure_path_is_not_the_value_a_helper_gives():
     result = analyse("da102_parse_helper")
     assert rule_findings(result, "DA102") == [("DA102", "da102_parse_helper/internal/web/web.go", 33)]
     assert "WriteTimeout 90 s" in finding_at(result, "DA102", "web/web.go", 33).message
+
+
+def test_a_response_body_handed_to_a_reader_is_streamed():
+    # fixtures/da102_stream_reader: `async for event in _frames(resp.content)` reads the body
+    # incrementally through a helper: the session's ClientTimeout(total=300) cuts the stream
+    # (flagged at total=). snapshot reads its body whole with `await resp.read()`: not.
+    result = analyse("da102_stream_reader")
+    assert rule_findings(result, "DA102") == [("DA102", "da102_stream_reader/relay/events.py", 16)]

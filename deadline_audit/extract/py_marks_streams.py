@@ -3,7 +3,8 @@ deadline scopes (`async with asyncio.timeout(…)`) hold a streamed read.
 
 - `CallFact.extra["stream_read"] = {"how", "line", "col"}` on the request call whose
   response is consumed incrementally in the same function (`async for x in resp.content`,
-  `resp.content.iter_chunked(…)`, `resp.aiter_lines()`, a `stream=True` call iterated);
+  `resp.content.iter_chunked(…)`, `resp.aiter_lines()`, a `stream=True` call iterated,
+  `resp.content` handed to a reader);
 - `FunctionFact.markers` `{"m": "stream_read", "how", "line", "col", "client": None,
   "resp": ref}` when the response read is a parameter (handed in by a caller);
 - `SiteFact.extra["covers_stream"] = {"how", "line", "col"}` on a `context_deadline` site
@@ -141,6 +142,13 @@ class _Function:
             if isinstance(inner, ast.Attribute) and inner.attr in self.spec.get("stream_attrs", ()):
                 inner = inner.value
             return self._response(inner, f".{node.func.attr}()")
+        if isinstance(node, ast.Call):
+            # the body's stream handed to a reader (`async for ev in parse_sse(resp.content)`)
+            for arg in node.args:
+                if isinstance(arg, ast.Attribute) and arg.attr in self.spec.get("stream_attrs", ()):
+                    found = self._response(arg.value, f".{arg.attr} handed to a reader")
+                    if found is not None:
+                        return found
         return None
 
     def _param_read(self, node: ast.AST) -> None:
