@@ -469,6 +469,7 @@ class _Builder:
         found: dict[tuple[str, int, int], Payload] = {}
         if not wanted:
             return []
+        found.update(self._kwargs_sent(wanted))
         for path, function, sub, _ in self.nodes("dict", "obj", "call"):
             if self.g.tests.holds(path):
                 continue
@@ -547,6 +548,20 @@ class _Builder:
                         if v.get("k") == "dict" and v.get("at"):
                             found.add((path, v["at"][0], v["at"][1]))
             self.g._memo[key] = found
+        return found
+
+    def _kwargs_sent(self, wanted: set[str]) -> dict[tuple[str, int, int], Payload]:
+        """`async def _submit(self, **fields): return await self._send(fields)`: a helper
+        that hands its `**fields` dict on whole sends, at each call, the keywords given."""
+        found: dict[tuple[str, int, int], Payload] = {}
+        for fn_sym, (fn, path) in self.g.functions.items():
+            for m in fn.markers:
+                if m.get("m") != "kwargs" or self.g.tests.holds(path):
+                    continue
+                sym = fn.params[m["param"]]
+                if any(a.get("k") == "ref" and a["sym"] == sym for c, _ in self.g.calls_in.get(fn_sym, ())
+                       for a in [*c.args, *c.kw.values()]):
+                    found.update(self._forwarded(path, fn_sym, {}, {"k": "ref", "sym": sym}, wanted))
         return found
 
     def _forwarded(self, path: str, function: str, keys: dict[str, Expr], spread: Expr,

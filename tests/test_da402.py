@@ -138,3 +138,13 @@ def test_nested_structs_empty_literals_and_fields_of_a_whole_struct_parameter():
     assert "without `timeout_seconds`" in f.message and "10 min" in f.message
     assert [rel(r.location) for r in f.related] == [
         ("da402_nested/node/executor.go", 17), ("da402_nested/model/job.go", 15)]
+
+
+def test_keywords_forwarded_whole_by_a_kwargs_helper_are_a_payload():
+    # fixtures/da402_kwargs_helper: `_command(**fields)` hands its keywords on whole to
+    # `_post(body)` (json=body). recount sends timeout_seconds=0, which the agent's
+    # `cmd.timeout_seconds or DEFAULT_COMMAND_TIMEOUT_S` turns into 2 min: flagged at the
+    # call. sweep sends 1800: not.
+    result = analyse("da402_kwargs_helper")
+    assert rule_findings(result, "DA402") == [("DA402", "da402_kwargs_helper/store/store/agent_client.py", 19)]
+    assert "falls back to 2 min" in finding_at(result, "DA402", "store/agent_client.py", 19).message

@@ -409,6 +409,8 @@ class Extractor(ExprMixin):
                 continue
             psym = f"{fsym}.{pname}"
             index = len(fact.params)
+            if param is params.star_kwarg:  # `**fields`: the keywords no other parameter takes
+                fact.markers.append({"m": "kwargs", "param": index})
             fact.params.append(psym)
             fact.param_names.append(pname)
             state.param_syms[psym] = index
