@@ -797,9 +797,13 @@ class _Builder:
             fn = self.g.functions.get(c.function, (None,))[0]
             bound_params = fn is not None and any(
                 self.g.resolve_sym(sub, Ctx(c.path)) in fn.params for sub in _walk(c.bound))
+            # `func capCommit(d time.Duration) time.Duration { if d > maxCommit { d = maxCommit } … }`:
+            # the value cut is each call's argument (the clamp as written stays for the rest)
+            subject_params = fn is not None and c.subject.get("k") == "ref" and c.subject["sym"] in fn.params
             if not bound_params:
                 out.append(c)
-                continue
+                if not subject_params:
+                    continue
             if callers is None:
                 callers = {}
                 for calls in self.g.calls_in.values():

@@ -261,7 +261,12 @@ def test_a_clamp_that_logs_before_it_cuts_and_a_config_value_parsed_into_a_reuse
     # at 1 h with a log line before `requested = maxRun`: flagged at the TOML line. The idle
     # timeout (5 min) is under its 10 min ceiling. renewAfter's `if half < floor { return
     # half }` compares a constant with the value: no ceiling of the constant (a real
-    # project's jitter helper was once reported so).
+    # project's jitter helper was once reported so). capDrain(d) clamps its parameter: each
+    # call's argument is what is cut, so drainGrace (20 min, against 15 min) is flagged at
+    # its constant and the 5 min call is not.
     result = analyse("da401_logged_clamp")
-    assert rule_findings(result, "DA401") == [("DA401", "da401_logged_clamp/runner.toml", 3)]
+    assert rule_findings(result, "DA401") == [
+        ("DA401", "da401_logged_clamp/internal/run/run.go", 53),
+        ("DA401", "da401_logged_clamp/runner.toml", 3),
+    ]
     assert "90 min" in finding_at(result, "DA401", "runner.toml", 3).message
