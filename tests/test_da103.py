@@ -365,3 +365,13 @@ def test_a_row_lease_set_through_sqlalchemys_expression_language():
     assert rule_findings(result, "DA103") == [("DA103", "da103_orm_rows/jobs/worker.py", 13)]
     f = finding_at(result, "DA103", "jobs/worker.py", 13)
     assert f.severity == "warning" and "60 s TTL" in f.message
+
+
+def test_a_renewal_bound_with_partial_and_a_ttl_read_from_an_imported_timedelta():
+    # fixtures/da103_partial_renew: `refresh = functools.partial(self._lock.reacquire)` is
+    # called by a `while not self._stop.wait(period)` loop; the lock's timeout is
+    # SKU_LOCK_TTL.total_seconds(), a timedelta constant of another module. SkuLock renews
+    # every 30 s for 30 s (error, at the wait); WaveLock every 20 s for 60 s (fine).
+    result = analyse("da103_partial_renew")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_partial_renew/stock/locks.py", 17)]
+    assert finding_at(result, "DA103", "stock/locks.py", 17).severity == "error"

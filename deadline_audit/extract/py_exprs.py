@@ -536,6 +536,12 @@ class ExprMixin:
             sites = self.idx.method_sites(attr_suffix(func))
             if sites:
                 self.emit_sites(sites, span, args if positional_ok else [], kw, kw_spans)
+        elif callee.get("k") == "fnref" and not args and not kw and "." in callee["sym"]:
+            # `LEASE_TTL.total_seconds()` on a constant imported from another module
+            owner, _, name = callee["sym"].rpartition(".")
+            conversion = self.idx.method_conversions.get(name)
+            if conversion is not None and owner.rsplit(".", 1)[-1][:1].isupper():
+                result = {"k": "conv", "t": conversion.get("to"), "x": {"k": "ref", "sym": owner}}
         if result is None and qualified in ("min", "max") and callee.get("k") == "ext":
             result = {"k": "op", "op": qualified, "args": args, "at": at}
         if result is None:

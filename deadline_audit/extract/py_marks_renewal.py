@@ -41,12 +41,24 @@ def register(ctx: MarkContext, walker: Walker):
     def loop(n: ast.AST) -> None:
         loops.append((n.lineno, n.end_lineno or n.lineno, n.col_offset + 1))
 
+    bound: dict[str, ast.Attribute] = {}  # `refresh = functools.partial(lock.reacquire)`
+
+    def assign(n: ast.Assign) -> None:
+        value = n.value
+        if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and isinstance(value, ast.Call) \
+                and value.args and isinstance(value.args[0], ast.Attribute) and value.args[0].attr in names \
+                and (getattr(value.func, "id", None) == "partial" or getattr(value.func, "attr", None) == "partial"):
+            bound[n.targets[0].id] = value.args[0]
+
     def call(n: ast.Call) -> None:
         f = n.func
         if f.__class__ is ast.Attribute and f.attr in names:
             found.append((walker.depth, n))
+        elif f.__class__ is ast.Name and f.id in bound:  # `refresh()`: the method it binds, called here
+            found.append((walker.depth, ast.copy_location(ast.Call(func=bound[f.id], args=[], keywords=[]), n)))
 
     walker.enter(_LOOPS, loop)
+    walker.enter(ast.Assign, assign)
     walker.enter(ast.Call, call)
 
     def finish() -> None:
