@@ -187,7 +187,27 @@ def _build(graph: TimeoutGraph) -> KnobIndex:
         for full in [name, *(p + name.upper() for p in sorted(idx.env_prefixes))]:
             idx.add_read(EnvRead(full, loc, default, "struct tag"))
     _field_defaults(graph, idx, key_tagged)
+    _file_bound_defaults(graph, idx)
     return idx
+
+
+def _file_bound_defaults(graph: TimeoutGraph, idx: KnobIndex) -> None:
+    """A settings/model field bound to a key of a loaded file (settings_tables.py:
+    `{"k": "cfg", "key": "events.idle_s", "default": <the field's default>}`): the field's
+    default is the code's default for that key."""
+    for sym, binds in graph.bindings.items():
+        for b, path in binds[:4]:
+            expr = b.expr
+            if expr.get("k") != "cfg" or not expr.get("key") or not isinstance(expr.get("default"), dict):
+                continue
+            value = graph.value(expr["default"], Ctx(path), "default")
+            if not (isinstance(value, Quantity) and value.value > 0):
+                continue
+            at = expr["default"].get("at") or [b.span.line, b.span.column]
+            key = ("file", expr["key"], path, at[0])
+            if key not in idx._seen:
+                idx._seen.add(key)
+                idx.config_defaults.append(ConfigDefault(expr["key"], None, Location(path, at[0], at[1]), value))
 
 
 def _field_defaults(graph: TimeoutGraph, idx: KnobIndex, tagged: list[tuple[str, Any, str]]) -> None:

@@ -96,3 +96,14 @@ def test_pydantic_settings_nested_models():
     result = analyse("da50x_nested_settings")
     assert sorted(where(f) for f in result.findings) == [
         ("DA501", "da50x_nested_settings/.env.example", 4), ("DA502", "da50x_nested_settings/.env", 1)]
+
+
+def test_a_model_field_filled_from_a_loaded_file_drifts_from_its_own_default():
+    # fixtures/da401_config_models: StageConfig.timeout_s defaults to 600 and is filled from
+    # pipelines.yaml (`Pipelines(**yaml.safe_load(fh)["pipelines"])`): the transcode table's
+    # 7200 is 12x that default (reported at the YAML line, the default related). The other
+    # values are within 10x of their defaults (90 vs 600, 30 min vs 5 min, 20 s vs 10 s).
+    result = analyse("da401_config_models")
+    assert rule_findings(result, "DA502") == [("DA502", "da401_config_models/studio/config/pipelines.yaml", 5)]
+    f = finding_at(result, "DA502", "config/pipelines.yaml", 5)
+    assert [rel(r.location) for r in f.related] == [("da401_config_models/studio/studio/models.py", 15)]
