@@ -122,8 +122,28 @@ class TimeoutGraph:
         self._link_self_methods()
         self._index_env(facts)
         self._narrow_reused_locals()
+        self._bind_settings_proxies()
         self._bind_params()
         self.forget_memos()
+
+    def _bind_settings_proxies(self) -> None:
+        """`from django.conf import settings; settings.ALLOCATION_TIMEOUT` reads the module-level
+        name of the project's settings module (catalog python `settings_proxies`: proxy ->
+        the last part of that module's name), when exactly one such module defines it."""
+        proxies = self.catalog.table("python", "settings_proxies")
+        for proxy, module_name in proxies.items():
+            defined: dict[str, list[str]] = defaultdict(list)
+            marker = f".{module_name}."
+            for sym, decl in self.decls.items():
+                if sym.startswith("sym:py:") and decl.kind in ("var", "const") and marker in sym \
+                        and sym.rsplit(".", 2)[-2] == module_name and sym in self.bindings:
+                    defined[sym.rsplit(".", 1)[-1]].append(sym)
+            for name, targets in defined.items():
+                alias = f"sym:py:{proxy}.{name}"
+                if len(targets) == 1 and alias not in self.bindings:
+                    decl = self.decls[targets[0]]
+                    self.bindings[alias].append((Binding(alias, {"k": "ref", "sym": targets[0]}, decl.span),
+                                                 self.decl_path[targets[0]]))
 
     def _narrow_reused_locals(self) -> None:
         """Go: `d, err := …` declared again in a sibling block is one symbol with several

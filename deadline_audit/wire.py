@@ -550,6 +550,15 @@ class _Builder:
             self.g._memo[key] = found
         return found
 
+    def _from_param(self, expr: Expr, fn: FunctionFact) -> bool:
+        """A parameter, or a local first bound to one (`timeout = call_timeout`)."""
+        if expr.get("k") != "ref":
+            return False
+        if expr["sym"] in fn.params:
+            return True
+        binds = [b for b, _ in self.g.bindings.get(expr["sym"], ()) if b.function == fn.sym]
+        return bool(binds) and binds[0].expr.get("k") == "ref" and binds[0].expr["sym"] in fn.params
+
     def _kwargs_sent(self, wanted: set[str]) -> dict[tuple[str, int, int], Payload]:
         """`async def _submit(self, **fields): return await self._send(fields)`: a helper
         that hands its `**fields` dict on whole sends, at each call, the keywords given."""
@@ -799,7 +808,7 @@ class _Builder:
                 self.g.resolve_sym(sub, Ctx(c.path)) in fn.params for sub in _walk(c.bound))
             # `func capCommit(d time.Duration) time.Duration { if d > maxCommit { d = maxCommit } … }`:
             # the value cut is each call's argument (the clamp as written stays for the rest)
-            subject_params = fn is not None and c.subject.get("k") == "ref" and c.subject["sym"] in fn.params
+            subject_params = fn is not None and self._from_param(c.subject, fn)
             if not bound_params:
                 out.append(c)
                 if not subject_params:

@@ -270,3 +270,13 @@ def test_a_clamp_that_logs_before_it_cuts_and_a_config_value_parsed_into_a_reuse
         ("DA401", "da401_logged_clamp/runner.toml", 3),
     ]
     assert "90 min" in finding_at(result, "DA401", "runner.toml", 3).message
+
+
+def test_django_settings_read_through_the_settings_proxy():
+    # fixtures/da401_django_settings: `from django.conf import settings` then
+    # `settings.CHECKOUT_TIMEOUT` reads shop/settings.py's module-level value (django-environ
+    # `env.int`, 900 in .env); PspClient clamps its `call_timeout` (copied to a local) at
+    # 120 s, called twice: the checkout call's 900 is cut (reported at the .env line), the
+    # refund call's 45 is not.
+    result = analyse("da401_django_settings")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_django_settings/.env", 1)]
