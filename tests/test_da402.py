@@ -148,3 +148,13 @@ def test_keywords_forwarded_whole_by_a_kwargs_helper_are_a_payload():
     result = analyse("da402_kwargs_helper")
     assert rule_findings(result, "DA402") == [("DA402", "da402_kwargs_helper/store/store/agent_client.py", 19)]
     assert "falls back to 2 min" in finding_at(result, "DA402", "store/agent_client.py", 19).message
+
+
+def test_a_python_receiver_that_returns_its_fallback():
+    # fixtures/da402_returned_fallback: the worker's `if not job.timeout_s: return
+    # FALLBACK_JOB_SECONDS` (a return, not an assignment) is the fallback; the feeder's
+    # Rebuild job leaves TimeoutS out (omitempty): flagged at the struct literal, runs under
+    # 90 s. Compact sends its budget: not.
+    result = analyse("da402_returned_fallback")
+    assert rule_findings(result, "DA402") == [("DA402", "da402_returned_fallback/feeder/internal/jobs/jobs.go", 25)]
+    assert "falls back to 90 s" in finding_at(result, "DA402", "jobs/jobs.go", 25).message

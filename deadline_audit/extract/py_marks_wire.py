@@ -8,7 +8,8 @@ expression language holds them. What it cannot hold is a guarded assignment:
   "bound": name, "assign": [line, col]}` for `x = MAX if x > MAX else x`;
 - `FunctionFact.markers += {"m": "fallback", "form": "if", "trigger": "zero" | "falsy" |
   "none", "line", "col", "assign": [line, col]}` for `if x <= 0: x = D`, `if not x: x = D`,
-  `if x is None: x = D`.
+  `if x is None: x = D`; with `"subject": Expr, "ret": int` (the index of the guarded
+  `return` among the function's returns) for `if not job.timeout_s: return D`.
 
 - `FunctionFact.markers += {"m": "key_set", "name": local, "key": k, "line", "col"}` for
   `body["timeout_s"] = …`: a key a dict payload gets after its literal.
@@ -47,7 +48,29 @@ def register(ctx: MarkContext, walker: Walker):
             i -= 1
         return None
 
+    returns: list[tuple[int, int]] = []  # every `return`, in walk (source) order
+    yielding: set[int] = set()  # functions whose yields are results too: their returns shift
+
+    def on_return(n: ast.Return) -> None:
+        returns.append((n.lineno, n.col_offset + 1))
+
+    def on_yield(n: ast.AST) -> None:
+        fn = function_at(n.lineno, n.col_offset + 1)
+        if fn is not None:
+            yielding.add(id(fn))
+
     def on_if(n: ast.If) -> None:
+        if not n.orelse and len(n.body) == 1 and n.body[0].__class__ is ast.Return and n.body[0].value is not None:
+            # `if not job.timeout_s: return settings.fallback_s`: a fallback returned
+            fn = function_at(n.lineno, n.col_offset + 1)
+            found_test = _zero_test(n.test)
+            subject = _subject(found_test[1], fn) if found_test is not None and fn is not None else None
+            if subject is not None:
+                ret = n.body[0]
+                found.append((fn, {"m": "fallback", "form": "if", "trigger": found_test[0], "subject": subject,
+                                   "line": n.lineno, "col": n.col_offset + 1, "ret": None,
+                                   "_at": (ret.lineno, ret.col_offset + 1)}))
+            return
         if n.orelse or len(n.body) != 1 or n.body[0].__class__ is not ast.Assign:
             return
         assign = n.body[0]
@@ -88,13 +111,47 @@ def register(ctx: MarkContext, walker: Walker):
 
     walker.enter(ast.If, on_if)
     walker.enter(ast.Assign, on_assign)
+    walker.enter(ast.Return, on_return)
+    walker.enter((ast.Yield, ast.YieldFrom), on_yield)
 
     def finish() -> None:
         for fn, marker in found:
-            if fn is not None:
-                fn.markers.append(marker)
+            if fn is None:
+                continue
+            at = marker.pop("_at", None)
+            if at is not None:
+                # the index of that `return` among the function's own (FunctionFact.returns)
+                own = [r for r in returns if function_at(*r) is fn]
+                if id(fn) in yielding or at not in own:
+                    continue
+                marker["ret"] = own.index(at)
+            fn.markers.append(marker)
 
     return finish
+
+
+def _zero_test(test: ast.expr) -> tuple[str, ast.expr] | None:
+    """(trigger, the tested value) of `not x`, `x is None`, `x <= 0` / `x == 0` / `x < 1`."""
+    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
+        return "falsy", test.operand
+    if test.__class__ is not ast.Compare or len(test.ops) != 1:
+        return None
+    op, right = test.ops[0].__class__, ast.unparse(test.comparators[0])
+    if op is ast.Is and right == "None":
+        return "none", test.left
+    if (op in (ast.LtE, ast.Eq) and right in ("0", "0.0")) or (op is ast.Lt and right == "1"):
+        return "zero", test.left
+    return None
+
+
+def _subject(node: ast.expr, fn: FunctionFact) -> dict | None:
+    """`job.timeout_s` / `timeout` as the extractor writes it: a parameter or local of the
+    function, or one attribute of one (`self` excluded: its fields are the class's)."""
+    if node.__class__ is ast.Name and node.id != "self":
+        return {"k": "ref", "sym": f"{fn.sym}.{node.id}"}
+    if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.value.id in fn.param_names:
+        return {"k": "field", "x": {"k": "ref", "sym": f"{fn.sym}.{node.value.id}"}, "name": node.attr}
+    return None
 
 
 def _key_set(target: ast.expr) -> tuple[str, str] | None:
