@@ -29,17 +29,14 @@ def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings
     if depth > _MAX_DEPTH or not expr:
         return None
     k = expr.get("k")
-    if k == "item" and isinstance(expr.get("key"), str):
-        inner = document_keys(expr.get("x"), loaders, bindings, argument, depth + 1)
-        return None if inner is None else [path + [expr["key"]] for path in inner]
+    read = key_read(expr)
+    if read is not None:  # `x["key"]` / `x.get("key", …)`: the keys of x, then this one
+        inner = document_keys(read[0], loaders, bindings, argument, depth + 1)
+        return None if inner is None else [path + [read[1]] for path in inner]
     if k == "call":
         fn = expr.get("fn") or {}
-        args = expr.get("args") or []
         if fn.get("k") == "method":
-            if fn.get("name") != "get" or not args or args[0].get("k") != "str":
-                return None
-            inner = document_keys(fn.get("x"), loaders, bindings, argument, depth + 1)
-            return None if inner is None else [path + [args[0]["v"]] for path in inner]
+            return None
         name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym", "")).removeprefix("sym:py:")
         return [[]] if name in loaders else None
     if k == "or" and expr.get("args"):  # `yaml.safe_load(fh) or {}`
@@ -58,13 +55,15 @@ def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings
     return None
 
 
-def is_key_read(expr: Expr) -> bool:
-    """Cheap shape test before `document_keys`: `x["key"]` or `x.get("key", …)`."""
+def key_read(expr: Expr) -> tuple[Expr | None, str] | None:
+    """(what is read, the key) of `x["key"]` or `x.get("key", …)`, else None."""
     k = expr.get("k")
     if k == "item":
-        return isinstance(expr.get("key"), str)
+        return (expr.get("x"), expr["key"]) if isinstance(expr.get("key"), str) else None
     if k != "call":
-        return False
+        return None
     fn = expr.get("fn") or {}
     args = expr.get("args") or []
-    return fn.get("k") == "method" and fn.get("name") == "get" and bool(args) and args[0].get("k") == "str"
+    if fn.get("k") == "method" and fn.get("name") == "get" and args and args[0].get("k") == "str":
+        return fn.get("x"), args[0]["v"]
+    return None

@@ -23,7 +23,7 @@ import networkx as nx
 from deadline_audit.analysis.context import Ctx, Lease
 from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
-from deadline_audit.config_documents import document_keys, is_key_read
+from deadline_audit.config_documents import document_keys, key_read
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
 from deadline_audit.facts import (WRAPPED_SCALARS, Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl,
                                   walk_exprs as _walk)
@@ -453,7 +453,7 @@ class TimeoutGraph:
         """`statement["fetch_timeout"]` / `doc.get("timeout_s", 30)` on what a config
         loader returned (config_documents.py): the read of that key, when exactly one
         config file the program names holds it."""
-        if not is_key_read(expr) or self.lang.get(ctx.path) != "python":
+        if key_read(expr) is None or self.lang.get(ctx.path) != "python":
             return None
         loaders = self._document_loaders()
         if not loaders:
@@ -775,6 +775,15 @@ class TimeoutGraph:
             return [target]
 
     # -- call graph -------------------------------------------------------------------
+    def enclosing_chain(self, function: str | None) -> list[str]:
+        """The function, then the functions it is written in (closures), innermost first."""
+        chain: list[str] = []
+        while function is not None and function not in chain and len(chain) < 8:
+            chain.append(function)
+            entry = self.functions.get(function)
+            function = entry[0].enclosing if entry else None
+        return chain
+
     def callees(self, fn_sym: str) -> set[str]:
         return set(self.callgraph.callees(fn_sym))
 

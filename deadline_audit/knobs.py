@@ -309,7 +309,7 @@ def _collect_reads(graph: TimeoutGraph, idx: KnobIndex) -> None:
             current, walked = path, set()
         owners = chains.get(function)
         if owners is None:
-            owners = chains[function] = _enclosing_chain(graph, function)
+            owners = chains[function] = graph.enclosing_chain(function)
         for e in _walk(top, walked):
             k = e.get("k")
             if k == "env":
@@ -431,15 +431,6 @@ def _name_glob(name: Expr | None) -> str | None:
         return None
     glob = re.sub(r"\*+", "*", glob).upper()
     return glob if len(glob.replace("*", "")) >= 4 and "*" in glob else None
-
-
-def _enclosing_chain(graph: TimeoutGraph, function: str | None) -> list[str]:
-    chain = []
-    while function is not None and function not in chain and len(chain) < 8:
-        chain.append(function)
-        entry = graph.functions.get(function)
-        function = entry[0].enclosing if entry else None
-    return chain
 
 
 class _Helpers:

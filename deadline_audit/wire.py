@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Iterator
 
+from deadline_audit.config_documents import key_read
 from deadline_audit.facts import Binding, CallFact, Expr, FunctionFact, Span
 from deadline_audit.findings import Location
 from deadline_audit.graph import Ctx, TimeoutGraph, _walk
@@ -1013,19 +1014,10 @@ def name_unit(name: str | None) -> str | None:
 
 def read_of(graph: TimeoutGraph, expr: Expr, ctx: Ctx) -> tuple[str, str] | None:
     """(body symbol, key) of `body["key"]` / `body.get("key", …)` on a named body."""
-    k = expr.get("k")
-    if k == "item" and isinstance(expr.get("key"), str):
-        base = expr.get("x")
-        key = expr["key"]
-    elif k == "call":
-        fn = expr.get("fn") or {}
-        args = expr.get("args") or []
-        if fn.get("k") != "method" or fn.get("name") != "get" or not args or args[0].get("k") != "str":
-            return None
-        base = fn.get("x")
-        key = args[0]["v"]
-    else:
+    read = key_read(expr)
+    if read is None:
         return None
+    base, key = read
     if not base or base.get("k") not in ("ref", "field"):
         return None
     sym = graph.resolve_sym(base, ctx)

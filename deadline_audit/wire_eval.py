@@ -10,6 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from deadline_audit.config_documents import key_read
 from deadline_audit.durations import parse_go_duration
 from deadline_audit.facts import Binding, Expr, Span
 from deadline_audit.findings import Location
@@ -283,7 +284,9 @@ def expr_name(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx) -> str | None:
 
 
 _SECONDS_TO = {1e3: "ms", 1e6: "us", 1e9: "ns"}
-_SECONDS_CONVS = ("timedelta_seconds", "seconds_of")
+# the unit a conversion's result counts in: `td.total_seconds()`, `d.Seconds()`, `d.Milliseconds()`
+CONVERTED_UNITS = {"timedelta_seconds": "s", "seconds_of": "s", "ms_of": "ms"}
+_SECONDS_CONVS = tuple(t for t, unit in CONVERTED_UNITS.items() if unit == "s")
 
 
 def sent_scale(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx) -> str | None:
@@ -437,14 +440,8 @@ def keyed_config_variants(graph: TimeoutGraph, expr: Expr, path: str) -> list[Ex
 
 
 def _read_key(expr: Expr) -> str | None:
-    if expr.get("k") == "item" and isinstance(expr.get("key"), str):
-        return expr["key"]
-    fn = expr.get("fn") or {}
-    args = expr.get("args") or []
-    if expr.get("k") == "call" and fn.get("k") == "method" and fn.get("name") == "get" and args \
-            and args[0].get("k") == "str":
-        return args[0]["v"]
-    return None
+    read = key_read(expr)
+    return read[1] if read is not None else None
 
 
 def _module_config_names(graph: TimeoutGraph, path: str) -> tuple[set[str], set[str]]:

@@ -158,9 +158,7 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
     is the period and — for Temporal heartbeats — the calling activity's HeartbeatTimeout
     is the TTL. Reported at the argument."""
     sites = {s.id: (s, p) for s, p in graph.sites if s.id in set(loop.periods)}
-    chain = [loop_fn]
-    while chain[-1] in graph.functions and graph.functions[chain[-1]][0].enclosing:
-        chain.append(graph.functions[chain[-1]][0].enclosing)
+    chain = graph.enclosing_chain(loop_fn)
     static = [t for t in loop.ttls if not loop.temporal]
     renew_ttls = _RenewTtls(graph, graph.catalog.file("leases")) if loop.temporal else None
     for period_id in sorted(sites):
@@ -238,9 +236,8 @@ def _acquired_by_owner_of(graph: TimeoutGraph, ttl: Ttl, caller: str) -> bool:
         return True
 
     def owner(fn_sym: str) -> str | None:
-        while fn_sym in graph.functions and graph.functions[fn_sym][0].enclosing:
-            fn_sym = graph.functions[fn_sym][0].enclosing
-        return graph.functions[fn_sym][0].receiver_type if fn_sym in graph.functions else None
+        outermost = graph.enclosing_chain(fn_sym)[-1]
+        return graph.functions[outermost][0].receiver_type if outermost in graph.functions else None
 
     mine = owner(caller)
     return mine is not None and owner(where) == mine
@@ -370,9 +367,7 @@ def _calls_on_objects(graph: TimeoutGraph, loop_fn: str) -> list[tuple[CallFact,
     object: `obj.run()`, `go obj.run()`. A method that runs it on its own object
     (`go k.loop(ctx)` in `Start`, Python `self.loop()`) passes the question on to its
     own callers, a few levels up."""
-    todo = [loop_fn]
-    while todo[-1] in graph.functions and graph.functions[todo[-1]][0].enclosing:
-        todo.append(graph.functions[todo[-1]][0].enclosing)
+    todo = graph.enclosing_chain(loop_fn)
     seen = set(todo)
     found: list[tuple[CallFact, str]] = []
     for _ in range(4):
@@ -528,11 +523,7 @@ class _RenewTtls:
 
     def acquired(self, apis: set[str], loop_fn: str) -> list[Ttl]:
         graph = self.graph
-        scope = {loop_fn}
-        fn = loop_fn
-        while fn in graph.functions and graph.functions[fn][0].enclosing:
-            fn = graph.functions[fn][0].enclosing
-            scope.add(fn)
+        scope = set(graph.enclosing_chain(loop_fn))
         for f in list(scope):
             scope |= self.callers().get(f, set())
         found = [_site_ttl(graph, s.id, "lease granted here") for f in sorted(scope)

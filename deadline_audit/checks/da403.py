@@ -89,14 +89,11 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         yield Finding(RULE_ID, RULE_NAME, SEVERITY, problem, f.location, related)
 
 
-_CONVERTED = {"ms_of": "ms", "seconds_of": "s"}  # `d.Milliseconds()`, `d.Seconds()`
-
-
 def _sender_unit(graph: TimeoutGraph, key: str, sender_field: w.SchemaField | None, value: dict, ctx: Ctx) -> str | None:
     if sender_field is not None and sender_field.type == w._GO_DURATION:
         return "ns"
-    if value is not None and value.get("k") == "conv" and value.get("t") in _CONVERTED:
-        return _CONVERTED[value["t"]]
+    if value is not None and value.get("k") == "conv" and value.get("t") in w.CONVERTED_UNITS:
+        return w.CONVERTED_UNITS[value["t"]]
     scaled = w.sent_scale(graph, value, ctx)  # what the arithmetic makes of it beats names
     if scaled:
         return scaled

@@ -165,8 +165,9 @@ def _key_set(target: ast.expr) -> tuple[str, str] | None:
 
 
 def _classify(test: ast.expr, target: str, value: str) -> dict | None:
-    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not and ast.unparse(test.operand) == target:
-        return {"m": "fallback", "form": "if", "trigger": "falsy"}
+    zero = _zero_test(test)
+    if zero is not None:
+        return {"m": "fallback", "form": "if", "trigger": zero[0]} if ast.unparse(zero[1]) == target else None
     if test.__class__ is not ast.Compare or len(test.ops) != 1:
         return None
     left, right, op = ast.unparse(test.left), ast.unparse(test.comparators[0]), test.ops[0].__class__
@@ -174,8 +175,4 @@ def _classify(test: ast.expr, target: str, value: str) -> dict | None:
         return {"m": "ceiling", "form": "if"}
     if right == target and op in (ast.Lt, ast.LtE) and left == value:
         return {"m": "ceiling", "form": "if"}
-    if left == target and op is ast.Is and right == "None":
-        return {"m": "fallback", "form": "if", "trigger": "none"}
-    if left == target and ((op in (ast.LtE, ast.Eq) and right in ("0", "0.0")) or (op is ast.Lt and right == "1")):
-        return {"m": "fallback", "form": "if", "trigger": "zero"}
     return None
