@@ -375,3 +375,22 @@ def test_a_renewal_bound_with_partial_and_a_ttl_read_from_an_imported_timedelta(
     result = analyse("da103_partial_renew")
     assert rule_findings(result, "DA103") == [("DA103", "da103_partial_renew/stock/locks.py", 17)]
     assert finding_at(result, "DA103", "stock/locks.py", 17).severity == "error"
+
+
+def test_a_period_read_through_two_layers_of_env_helpers_uses_its_deployed_value():
+    # fixtures/da103_layered_env: `span(key, fallback)` reads the variable through another
+    # helper (`text(key, "")`, os.LookupEnv + TrimSpace), as the Python `seconds()` does
+    # through `_raw()`. The deployed .env value wins over the compiled default:
+    # - shardd: RetryPeriod deployed 11 s against a 20 s LeaseDuration (default 3 s): a
+    #   warning; the compactor's heartbeat, 20 s of 30 by default, is deployed at 6 s: silent.
+    # - indexer: the claim refreshed every 75 s (deployed) of 90: a warning; the cursor,
+    #   80 of 120 by default, refreshed every 30 s as deployed: silent.
+    result = analyse("da103_layered_env")
+    assert rule_findings(result, "DA103") == [
+        ("DA103", "da103_layered_env/indexer/indexer/claims.py", 11),
+        ("DA103", "da103_layered_env/shardd/internal/coord/elect.go", 27),
+    ]
+    f = finding_at(result, "DA103", "shardd/internal/coord/elect.go", 27)
+    assert f.severity == "warning" and "11 s" in f.message and "20 s" in f.message
+    g = finding_at(result, "DA103", "indexer/claims.py", 11)
+    assert "75 s" in g.message and "90 s" in g.message

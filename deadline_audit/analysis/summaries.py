@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from deadline_audit.analysis.context import GraphView
+from deadline_audit.analysis.context import Ctx, GraphView
 
 _LOCAL_DEPTH = 6
 
@@ -35,11 +35,12 @@ def env_reader(graph: GraphView, fn_sym: str) -> EnvReader | None:
         return graph._memo[key]
     result = None
     if fn_sym in graph.functions:
-        fn = graph.functions[fn_sym][0]
+        fn, path = graph.functions[fn_sym]
+        graph._memo[key] = None  # a helper calling itself reads no env through that call
         marks = []
         names: set[Any] = set()
         for ret in fn.returns:
-            found = _env_names(graph, fn_sym, ret, 0, set())
+            found = _env_names(graph, fn_sym, path, ret, 0, set())
             marks.append(bool(found))
             names |= found
         if any(marks):
@@ -49,9 +50,11 @@ def env_reader(graph: GraphView, fn_sym: str) -> EnvReader | None:
     return result
 
 
-def _env_names(graph: GraphView, fn_sym: str, expr: Any, depth: int, seen: set[str]) -> set[Any]:
+def _env_names(graph: GraphView, fn_sym: str, path: str, expr: Any, depth: int, seen: set[str]) -> set[Any]:
     """The name exprs of the env reads this expr's value comes from: a parameter symbol,
-    or the literal name; locals of the function are followed through their bindings."""
+    or the literal name; locals of the function are followed through their bindings, and
+    a call to another env reader (`raw := String(name, "")`) reads the variable its name
+    argument names."""
     found: set[Any] = set()
     stack = [expr]
     prefix = fn_sym + "."
@@ -71,17 +74,42 @@ def _env_names(graph: GraphView, fn_sym: str, expr: Any, depth: int, seen: set[s
             elif name.get("k") == "str":
                 found.add(("str", name.get("v")))
             continue
+        if k == "call" and depth < _LOCAL_DEPTH:
+            named = _reader_call_name(graph, item, path)
+            if named is not None:
+                found.add(named)
+                continue
         if k == "ref":
             sym = item["sym"]
             if sym.startswith(prefix) and sym not in seen and sym not in params and depth < _LOCAL_DEPTH:
                 seen.add(sym)
                 for b, _ in graph.bindings.get(sym, ())[:8]:
-                    found |= _env_names(graph, fn_sym, b.expr, depth + 1, seen)
+                    found |= _env_names(graph, fn_sym, path, b.expr, depth + 1, seen)
             continue
         for value in item.values():
             if isinstance(value, (dict, list)):
                 stack.append(value)
     return found
+
+
+def _reader_call_name(graph: GraphView, call: dict, path: str) -> Any:
+    """The name a call to an env-reader helper reads (a parameter symbol or ("str", name)),
+    None when the callee reads no env or names its variable some other way."""
+    callee = graph.resolve_callee(call.get("fn"), Ctx(path))
+    if callee is None:
+        return None
+    reader = env_reader(graph, callee)
+    if reader is None or reader.name_param is None:
+        return None
+    args = call.get("args") or []
+    if reader.name_param >= len(args):
+        return None
+    name = args[reader.name_param]
+    if name.get("k") == "ref":
+        return name["sym"]
+    if name.get("k") == "str":
+        return ("str", name.get("v"))
+    return None
 
 
 def lease_runners(graph: GraphView) -> dict[str, tuple[int, int]]:
