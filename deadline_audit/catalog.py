@@ -50,6 +50,9 @@ class SiteSpec:
     note: str = ""
     stream_fix: str = ""  # DA102: what to do instead when this deadline covers a stream
     acquire_kw: tuple[str, ...] = ()  # a renewing call given one of these truthily only acquires (`nx=True`)
+    callback: int | None = None  # a timer's function argument (`threading.Timer(interval, function)`)
+    callback_kw: str | None = None
+    rearms: bool = False  # in a timer's callback, this call arms the timer again (`t.Reset(d)`)
 
     def matches_func(self, qualified: str) -> bool:
         return any(fnmatchcase(qualified, pattern) for pattern in self.funcs)
@@ -157,6 +160,9 @@ def _site_spec(lang: str, entry: dict[str, Any]) -> SiteSpec:
             note=entry.get("note", ""),
             stream_fix=entry.get("stream_fix", ""),
             acquire_kw=_as_tuple(entry.get("acquire_kw")),
+            callback=entry.get("callback"),
+            callback_kw=entry.get("callback_kw"),
+            rearms=bool(entry.get("rearms", False)),
         )
     except KeyError as exc:
         raise CatalogError(f"catalog site entry {entry!r} lacks key {exc.args[0]!r}") from None

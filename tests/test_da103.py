@@ -394,3 +394,25 @@ def test_a_period_read_through_two_layers_of_env_helpers_uses_its_deployed_value
     assert f.severity == "warning" and "11 s" in f.message and "20 s" in f.message
     g = finding_at(result, "DA103", "indexer/claims.py", 11)
     assert "75 s" in g.message and "90 s" in g.message
+
+
+def test_a_timer_whose_callback_arms_it_again_is_a_renewal_loop():
+    # fixtures/da103_rearming_timers: no loop statement, the timer's callback schedules the
+    # next renewal (catalog `callback` / `rearms`):
+    # - threading.Timer(RELAY_LOCK_REFRESH, self._tick), `_tick` extending the key and
+    #   calling `_plan` again: 30 s of 40, a warning at the Timer;
+    # - time.AfterFunc(sweepExtendEach, func(){ PExpire…; l.extender.Reset(…) }): 60 s of
+    #   60, an error;
+    # - loop.call_later(LEADER_MARK_EVERY, self.refresh, loop), `refresh` calling
+    #   `schedule` again: 25 s of 30, a warning; Heartbeat re-arms every 10 s of 30: silent;
+    # - one-shot timers (the relay's watchdog, the sweep's expiry AfterFunc): no loop.
+    result = analyse("da103_rearming_timers")
+    assert rule_findings(result, "DA103") == [
+        ("DA103", "da103_rearming_timers/outbox/outbox/heartbeat.py", 35),
+        ("DA103", "da103_rearming_timers/outbox/outbox/relay_lock.py", 32),
+        ("DA103", "da103_rearming_timers/sweeper/lease/lease.go", 28),
+    ]
+    assert finding_at(result, "DA103", "outbox/outbox/relay_lock.py", 32).severity == "warning"
+    go = finding_at(result, "DA103", "sweeper/lease/lease.go", 28)
+    assert go.severity == "error"
+    assert [rel(r.location) for r in go.related] == [("da103_rearming_timers/sweeper/lease/lease.go", 29)]

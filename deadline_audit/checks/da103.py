@@ -148,8 +148,66 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
                 for m, _ in renews.get(f, ()):
                     if not paced_elsewhere(f, m.get("loop")):
                         entry.ttls.extend(ttl_of_renew(m, fn_sym))
+    # a timer whose callback arms it again (`threading.Timer(every, self._renew)` with
+    # `_renew` calling back into the method that armed it): a loop with no loop statement
+    for site_id, holder, callback in _rearming_timers(graph):
+        entry = loops.setdefault((holder, f"rearm:{site_id}"), Loop())
+        entry.periods.append(site_id)
+        for f in graph.reachable([callback], limit=40):
+            entry.ttls.extend(t for t, inner in helper_ttls.get(f, ()) if not paced_elsewhere(f, inner))
+            for m, _ in renews.get(f, ()):
+                if not paced_elsewhere(f, m.get("loop")):
+                    entry.ttls.extend(ttl_of_renew(m, callback))
+            for call, cpath in graph.calls_in.get(f, ()):
+                target = graph.resolve_callee(call.callee, Ctx(cpath))
+                if target is not None and not call.extra.get("loop"):
+                    entry.ttls.extend(_store_ttl(graph, spec, call, cpath, target))
     graph._memo[key] = loops
     return loops
+
+
+def _rearming_timers(graph: TimeoutGraph) -> list[tuple[str, str, str]]:
+    """(timer site, the function arming it, the callback) for one-shot timers given a
+    callback (catalog `callback`) that leads back to the function arming the timer."""
+    found = []
+    for site, path in graph.sites:
+        spec = graph.spec(site)
+        if site.role != "timer" or site.function is None or site.extra.get("loop") or spec is None \
+                or (spec.callback is None and spec.callback_kw is None):
+            continue
+        for call, _ in graph.calls_in.get(site.function, ()):
+            if not (call.span.line, call.span.column) <= (site.span.line, site.span.column) \
+                    <= (call.span.end_line, call.span.end_column):
+                continue
+            name = call.callee.get("name") or ""
+            if not (spec.matches_func(name) if call.callee.get("k") == "ext" else spec.matches_method(name)):
+                continue
+            arg = call.args[spec.callback] if spec.callback is not None and spec.callback < len(call.args) \
+                else call.kw.get(spec.callback_kw or "")
+            callback = _function_value(graph, arg, Ctx(path)) if arg else None
+            if callback and _arms_again(graph, callback, site.function):
+                found.append((site.id, site.function, callback))
+            break
+    return found
+
+
+def _arms_again(graph: TimeoutGraph, callback: str, holder: str) -> bool:
+    """Does the callback lead back to the function that armed its timer, or reset a timer
+    itself (catalog `rearms`: `t.Reset(d)` in a `time.AfterFunc` callback)?"""
+    reached = graph.reachable([callback], limit=40) | {callback}
+    if holder in reached:
+        return True
+    return any((spec := graph.spec(s)) is not None and spec.rearms for f in reached for s in graph.sites_in.get(f, ()))
+
+
+def _function_value(graph: TimeoutGraph, expr: Expr, ctx: Ctx) -> str | None:
+    """The function a value names: `self._renew`, `r.renew`, `renew`, a closure."""
+    if expr.get("k") in ("ref", "fnref", "closure", "funclit") and expr.get("sym") in graph.functions:
+        return expr["sym"]
+    if expr.get("k") in ("field", "attr", "method"):
+        return graph.resolve_callee({**expr, "k": "method"}, ctx)
+    sym = graph.resolve_sym(expr, ctx)
+    return sym if sym in graph.functions else None
 
 
 def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) -> Iterable[Finding]:
