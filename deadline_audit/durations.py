@@ -336,6 +336,9 @@ def _same_unit(a: Quantity, b: Quantity) -> str | None | bool:
 def _binary(op: str, a: Value, b: Value) -> Value:
     if op == "add" and isinstance(a, str) and isinstance(b, str):
         return a + b
+    # a bare number read as text (an env value of a typed settings field, whose conversion
+    # the library does) takes part in arithmetic as the number it is
+    a, b = _number_text(a), _number_text(b)
     if not isinstance(a, Quantity) or not isinstance(b, Quantity):
         return None
     if op == "mul":
@@ -392,6 +395,16 @@ def _conv(t: str, x: Value) -> Value:
     if t == "timedelta_seconds":
         return Quantity(x.value) if x.unit in (None, "s") else None
     return None
+
+
+def _number_text(v: Value) -> Value:
+    if isinstance(v, str):
+        try:
+            number = float(v.strip())
+        except ValueError:
+            return v
+        return Quantity(number) if _finite(number) else v
+    return v
 
 
 def _eval(expr: Any, resolve: Resolve, depth: int) -> Value:

@@ -467,7 +467,11 @@ class TimeoutGraph:
                 return arg, argument_in(arg_ctx)
             return argument
 
-        paths = document_keys(expr, loaders, lambda sym: self.bindings.get(sym, ()), argument_in(ctx))
+        def helper(sym: str):
+            found = self.functions.get(sym)
+            return (found[0].returns, found[0].params) if found else None
+
+        paths = document_keys(expr, loaders, lambda sym: self.bindings.get(sym, ()), argument_in(ctx), helper=helper)
         args = expr.get("args") or []
         default = args[1] if len(args) > 1 else None
         reads = []

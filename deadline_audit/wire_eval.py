@@ -138,8 +138,10 @@ def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, 
             if won is not None:
                 layer = won[1]
                 where = f"{layer.path}" + (f" (profile {layer.profile})" if layer.profile else "")
+                # a bare number counts in the unit the variable's name states (`*_TIMEOUT_MS`)
+                seconds = _config_seconds(layer.raw, unit, node[4:]) if name_unit(node[4:]) else layer.value_seconds
                 out.append(Origin("env", Location(layer.path, layer.line, 1), f"{node[4:]}={layer.raw} in {where}",
-                                  layer.value_seconds, node))
+                                  seconds, node))
             elif (named.get("default") or {}).get("k") == "str" and named["default"].get("at"):
                 at = named["default"]["at"]
                 out.append(Origin("lit", Location(dep_ctx.path, at[0], at[1]), f"the default of {node[4:]}",

@@ -280,3 +280,24 @@ def test_django_settings_read_through_the_settings_proxy():
     # refund call's 45 is not.
     result = analyse("da401_django_settings")
     assert rule_findings(result, "DA401") == [("DA401", "da401_django_settings/.env", 1)]
+
+
+def test_a_table_returned_by_a_helper_and_a_millisecond_env_value_reach_their_clamps():
+    # fixtures/da401_table_helper:
+    # - conf.py holds no timeout word; it loads config/mediaq.yaml and hands each table out
+    #   through `_table(doc, "fetch")` (returning `doc.get(key) or {}`): fetch.total_s 120
+    #   is cut to 45 s by Fetcher (an error at the YAML key); probe.total_s 10 under its 30 s
+    #   ceiling is silent, though both fill the same StageConf field;
+    # - MEDIAQ_UPSTREAM_TIMEOUT_MS=90000 (an int pydantic field, divided by 1000) is 90 s
+    #   against min(…, 60): an error at the .env line; the callback's 20000 ms is silent.
+    result = analyse("da401_table_helper")
+    assert rule_findings(result, "DA401") == [
+        ("DA401", "da401_table_helper/.env", 1),
+        ("DA401", "da401_table_helper/config/mediaq.yaml", 3),
+    ]
+    env = finding_at(result, "DA401", ".env", 1)
+    assert "90 s" in env.message and "60 s" in env.message
+    assert [rel(r.location) for r in env.related] == [("da401_table_helper/mediaq/fetcher.py", 16)]
+    yaml_finding = finding_at(result, "DA401", "config/mediaq.yaml", 3)
+    assert "120 s" in yaml_finding.message and "45 s" in yaml_finding.message
+    assert [rel(r.location) for r in yaml_finding.related] == [("da401_table_helper/mediaq/fetcher.py", 14)]

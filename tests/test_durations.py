@@ -281,3 +281,12 @@ def test_resolver_errors_and_deep_nesting_do_not_raise():
     for _ in range(5000):
         deep = op("neg", deep)
     assert evaluate(deep, no_resolve) is None
+
+
+def test_a_number_read_as_text_takes_part_in_arithmetic_and_other_text_does_not():
+    # an env value of an int settings field, divided by 1000 in the code
+    env = {"k": "env", "name": {"k": "str", "v": "UPSTREAM_TIMEOUT_MS"}, "default": None}
+    per_second = {"k": "op", "op": "div", "args": [env, num(1000)]}
+    assert evaluate(per_second, lambda e: "90000") == Quantity(90.0, None)
+    assert evaluate(per_second, lambda e: "90s") is None
+    assert evaluate(per_second, lambda e: "nan") is None
