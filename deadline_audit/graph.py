@@ -921,8 +921,10 @@ class TimeoutGraph:
                 timer |= _closure_timer_params(self, closure, fn)
             if timer and called - timer and (words & set(fn.vocabulary) or _names_word(sym, words)):
                 # the operation is given arguments (`op(ctx)`); a parameter called bare
-                # (`alive()`, `progress()`: a probe the renewal asks) is not it
+                # (`alive()`, `progress()`: a probe the renewal asks) or typed as a
+                # predicate (`alive func(ctx) bool`) is not it
                 ops = called - timer
+                ops = ops - {m["param"] for m in fn.markers if m.get("m") == "predicate_param"} or ops
                 helpers[sym] = (min(timer), min((ops & set(fn.called_with_args)) or ops))
         for entry in self.catalog.entries("go", "leases") + self.catalog.entries("python", "leases"):
             for sym in self.functions:

@@ -248,3 +248,16 @@ def test_an_operation_bound_with_functools_partial():
     assert rule_findings(result, "DA101") == [("DA101", "da101_partial_op/press/jobs.py", 13)]
     f = finding_at(result, "DA101", "press/jobs.py", 13)
     assert [rel(r.location) for r in f.related] == [("da101_partial_op/press/jobs.py", 24)]
+
+
+def test_a_predicate_parameter_of_a_lease_helper_is_a_probe_not_the_operation():
+    # fixtures/da101_predicate_param: both helpers call two function parameters with
+    # arguments; the one typed as a predicate (Go `stillBusy func(context.Context) bool`,
+    # Python `is_active: Callable[[], Awaitable[bool]]`) is asked when the lease runs out,
+    # the other is the work. The work's own deadline under the lease is flagged (90 s of a
+    # 2 min lease; 120 s of 300 s); the probes' short deadlines (3 s, 5 s) are not.
+    result = analyse("da101_predicate_param")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_predicate_param/gate/gate/build.go", 20),
+        ("DA101", "da101_predicate_param/jobs/export.py", 23),
+    ]

@@ -396,8 +396,13 @@ class _GoFile(GoExprs, GoTypes):
                     continue
                 ty = decl.child_by_field_name("type")
                 qt = self.qtype(ty) if ty is not None and decl.type == "parameter_declaration" else None
+                # `alive func(context.Context) bool`: a predicate the function asks, not work it runs
+                result = ty.child_by_field_name("result") if ty is not None and ty.type == "function_type" else None
+                predicate = result is not None and self.text(result) == "bool"
                 names = decl.children_by_field_name("name")
                 for n in names or [None]:
+                    if predicate:
+                        fact.markers.append({"m": "predicate_param", "param": index})
                     pname = self.text(n) if n is not None else "_"
                     psym = fn.sym + "." + (pname if pname != "_" else f"_{index}")
                     fact.params.append(psym)

@@ -411,6 +411,9 @@ class Extractor(ExprMixin):
             index = len(fact.params)
             if param is params.star_kwarg:  # `**fields`: the keywords no other parameter takes
                 fact.markers.append({"m": "kwargs", "param": index})
+            if param.annotation is not None and _callable_returning_bool(param.annotation.annotation):
+                # `still_running: Callable[[], Awaitable[bool]]`: a predicate, not work it runs
+                fact.markers.append({"m": "predicate_param", "param": index})
             fact.params.append(psym)
             fact.param_names.append(pname)
             state.param_syms[psym] = index
@@ -657,3 +660,20 @@ _STMT: dict[type, Any] = {
     cst.TryStar: Extractor._try,
     cst.Match: Extractor._match,
 }
+
+
+def _callable_returning_bool(node: cst.BaseExpression) -> bool:
+    """`Callable[..., bool]`, `Callable[[], Awaitable[bool]]` (any module prefix)."""
+    if not isinstance(node, cst.Subscript) or not node.slice:
+        return False
+    head = node.value
+    name = head.attr.value if isinstance(head, cst.Attribute) else head.value if isinstance(head, cst.Name) else ""
+    if name != "Callable":
+        return False
+    result = node.slice[-1].slice
+    if not isinstance(result, cst.Index):
+        return False
+    value = result.value
+    while isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[-1].slice, cst.Index):
+        value = value.slice[-1].slice.value  # Awaitable[bool], Coroutine[Any, Any, bool]
+    return isinstance(value, cst.Name) and value.value == "bool"
