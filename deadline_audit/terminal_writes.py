@@ -85,6 +85,7 @@ class TerminalWrites:
         self.detaching = set(go.get("detaching", ()))
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
         self._readers = tuple(go.get("context_readers", ()))
+        self._tx_starts = frozenset(go.get("transaction_starts", ()))
         self._value_methods = frozenset(go.get("context_value_methods", ()))
         self.graph = graph
         self._writer: dict[str, bool] = {}
@@ -260,7 +261,7 @@ class TerminalWrites:
                     continue
                 if call.callee.get("k") == "ext" and call.callee.get("name") in self.derivations:
                     continue
-                if self.reads_context(call, cpath):
+                if self.reads_context(call, cpath) or self.name_of(call) in self._tx_starts:
                     continue
             elif not (fn.is_async and call.awaited):
                 continue

@@ -255,3 +255,13 @@ def test_a_streaming_rpcs_stream_context_kept_in_a_field_is_cancellable():
     assert rule_findings(result, "DA201") == [("DA201", "da201_grpc_stream/internal/agents/server.go", 35)]
     f = finding_at(result, "DA201", "agents/server.go", 35)
     assert "gRPC stream stream.Context()" in f.message and "WriteTimeout" not in f.message
+
+
+def test_a_helper_writing_in_a_transaction_it_begins_is_a_writer_reported_at_the_handler():
+    # fixtures/da201_tx_helper: CloseRun begins a transaction with the ctx, then makes two
+    # status UPDATEs in it. Opening the transaction is part of the write, not work before
+    # it: CloseRun, and `settle` calling it, are writers, so the finding is the handler's
+    # call with r.Context() (line 19), not the SQL inside the store. Expire detaches with
+    # context.WithoutCancel: silent.
+    result = analyse("da201_tx_helper")
+    assert rule_findings(result, "DA201") == [("DA201", "da201_tx_helper/api/handlers.go", 19)]
