@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the graph is optional: name-only use needs no graph
 
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SQL_TABLE = re.compile(r"(?is)\s*update\s+(?:\w+\.)?\"?(\w+)")
+_DML = re.compile(r"(?is)\s*(?:insert|update|delete|upsert|merge|replace)\b")
 _SQL_STATE = re.compile(r"(?i)\b(?:status|state|phase)\"?\s*=\s*'(\w+)'")
 _SET_FRAGMENT = re.compile(r'^\s*"?(\w+)"?\s*=\s*\?')  # a builder's `Set("status = ?", v)`
 _MAP_ENTRY = re.compile(r'"(\w+)"\s*:\s*("([^"]*)")?')  # a Go map literal's `"key": "value"` entries
@@ -276,8 +277,10 @@ class TerminalWrites:
             # a write first, then work with the same ctx (`if bad { record(ctx); return }`
             # … `apply(ctx)` … `record(ctx)`): an operation whose writes are judged inside it
             if any(not call.in_defer and self.name_of(call).lower() not in self._persist
-                   and not self.is_terminal(call, cpath) for call, cpath in relevant[1:]):
-                return False  # (committing the write, `tx.Commit(ctx)`, is part of it)
+                   and not self.is_terminal(call, cpath) and not self._data_statement(call)
+                   for call, cpath in relevant[1:]):
+                return False  # (committing the write, `tx.Commit(ctx)`, is part of it; so is
+                # another statement of the same record, `INSERT INTO run_events …`)
             return True
         return False if len(relevant) > 1 else None
 
@@ -560,6 +563,18 @@ class TerminalWrites:
         if first.get("k") == "unknown":  # a map literal
             return _map_literal(first)
         return None
+
+    def _data_statement(self, call: CallFact) -> bool:
+        """A call running an INSERT/UPDATE/DELETE statement written in the program."""
+        for arg in call.args[:3]:
+            if arg.get("k") == "ref" and self.graph is not None:
+                bound = self.graph.bindings.get(arg["sym"], ())
+                arg = bound[0][0].expr if len(bound) == 1 and bound[0][0].function is None else arg
+            if arg.get("k") == "call" and self._wraps_sql(arg) and arg.get("args"):
+                arg = arg["args"][0]
+            if arg.get("k") == "str" and _DML.match(arg.get("v", "")):
+                return True
+        return False
 
     def _wraps_sql(self, call_expr: Expr) -> bool:
         fn = call_expr.get("fn") or {}

@@ -265,3 +265,19 @@ def test_a_helper_writing_in_a_transaction_it_begins_is_a_writer_reported_at_the
     # context.WithoutCancel: silent.
     result = analyse("da201_tx_helper")
     assert rule_findings(result, "DA201") == [("DA201", "da201_tx_helper/api/handlers.go", 19)]
+
+
+def test_tasks_of_a_group_inside_a_deadline_scope_are_its_work_and_a_record_may_span_statements():
+    # fixtures/da201_task_group: close_import UPDATEs the import's status, then INSERTs an
+    # event row in the same transaction: both statements are the record, so it is a writer.
+    # - run: a task group entered inside move_on_after starts the loads (`tg.start_soon`);
+    #   the group's exit awaits them, so they are the scope's work: the write after it is
+    #   cancelled with them (line 18);
+    # - refresh: awaited work, then the two-statement write, under fail_after (line 39);
+    # - run_then_record writes after the scope; run_inside_group's group is entered outside
+    #   the scope (the scope waits for nothing before the write): silent.
+    result = analyse("da201_task_group")
+    assert rule_findings(result, "DA201") == [
+        ("DA201", "da201_task_group/ingest/runner.py", 18),
+        ("DA201", "da201_task_group/ingest/runner.py", 39),
+    ]

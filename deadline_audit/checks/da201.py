@@ -265,10 +265,23 @@ def _in_deadline_scope(graph, writes, write: CallFact, calls) -> tuple[str, str 
         if any(s == "finally" or s.startswith("except:") for s in write.scopes[i + 1:]):
             continue  # a handler inside the scope: (b) decides
         for work, wpath in calls:
-            if work is not write and scope in work.scopes and work.awaited and not writes.is_terminal(work, wpath) \
+            if work is not write and scope in work.scopes and _does_work(graph, work, scope) \
+                    and not writes.is_terminal(work, wpath) \
                     and (work.span.line, work.span.column) < (write.span.line, write.span.column):
                 return "a", scope[5:]
     return None
+
+
+def _does_work(graph, call: CallFact, scope: str) -> bool:
+    """Awaited, or a task started in a task group entered inside the scope (`async with
+    anyio.create_task_group() as tg: tg.start_soon(…)`: the group's exit awaits it)."""
+    if call.awaited:
+        return True
+    spawns = graph.catalog.file("terminal_writes").get("python", {}).get("task_spawns", ())
+    if call.callee.get("k") != "method" or call.callee.get("name") not in spawns:
+        return False
+    inner = call.scopes[call.scopes.index(scope) + 1:]
+    return any(s.startswith("holder:") for s in inner)
 
 
 def _level_triggered(graph, write: CallFact, cancel_types: tuple[str, ...], asyncio_level: bool):
