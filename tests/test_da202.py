@@ -55,3 +55,15 @@ def test_a_goroutine_given_a_detached_context_is_judged_by_its_own_arguments():
     # inside Run and its closures, ctx is that detached argument, not the one start passes.
     result = analyse("da202_detached_call")
     assert rule_findings(result, "DA202") == [("DA202", "da202_detached_call/internal/api/api.go", 16)]
+
+
+def test_a_goroutine_handing_the_request_context_to_a_library_call():
+    # fixtures/da202_library_calls: the goroutines' only use of the context is a go-redis
+    # call (`h.rdb.Publish(ctx, …)` with `ctx := r.Context()`, `h.rdb.XAdd(r.Context(), …)`):
+    # library calls given a context are kept, whether the context is a local named so or
+    # the request's own `r.Context()`. Shipped detaches with context.WithoutCancel: silent.
+    result = analyse("da202_library_calls")
+    assert rule_findings(result, "DA202") == [
+        ("DA202", "da202_library_calls/notify/handlers.go", 27),
+        ("DA202", "da202_library_calls/notify/handlers.go", 39),
+    ]

@@ -123,3 +123,12 @@ def test_a_word_holding_a_knob_word_is_not_a_knob():
         ("DA501", f"{tree}/.env", 3),  # CHUNK_LEASE_SECONDS: nothing reads it
         ("DA501", f"{tree}/docs/releasing.md", 6),
     ]
+
+
+def test_keys_that_are_data_in_a_loaded_json_table_are_not_knobs():
+    # fixtures/da501_data_keys: site/links.json maps URL paths to pages
+    # ("/guides/ttl/tuning_ttl", "/reference/timeouts") and build_links.py reads it whole
+    # (`links.items()`): entries of a table, not knob names, so silent. app/settings.json's
+    # cache_ttl_seconds is a knob nobody reads (request_timeout_seconds is read).
+    result = analyse("da501_data_keys")
+    assert rule_findings(result, "DA501") == [("DA501", "da501_data_keys/app/settings.json", 3)]

@@ -9,6 +9,8 @@ insensitive, precision first (a name the code spells anywhere counts as read).
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
@@ -17,6 +19,8 @@ from deadline_audit.findings import Finding, FlowStep, Location
 from deadline_audit.graph import TimeoutGraph
 from deadline_audit.knobs import (false_friends, knob_catalog, knob_index, knob_settings, loaded_config_files,
                                   matches)
+
+_KEY_NAME = re.compile(r"[A-Za-z0-9_][\w-]*")
 
 RULE_ID, RULE_NAME, SEVERITY = "DA501", "dead-timeout-knob", "warning"
 
@@ -36,8 +40,12 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         return matches(name, patterns, friends) and not matches(name, exempt)
 
     def key_knob(dotted: str) -> bool:
-        """A config key: judged by its last component (`exempt` lists env names)."""
+        """A config key: judged by its last component (`exempt` lists env names). A key
+        that is data rather than a name (a URL path, `"/how-tos/ttl/configure_ttl"`, or
+        words with spaces) is an entry of a table the program reads whole, not a knob."""
         leaf = dotted.rsplit(".", 1)[-1]
+        if not _KEY_NAME.fullmatch(leaf):
+            return False
         return not leaf.isdigit() and matches(leaf, patterns, friends)
 
     def emit(name: str, loc: Location, how: str, node: str) -> Finding | None:

@@ -454,11 +454,24 @@ class GoExprs:
         return self.unknown(node)
 
     def takes_context(self, arg_nodes: list[Any]) -> bool:
-        """Is the first argument a context (a `context.Context` local or parameter)?"""
-        if not arg_nodes or arg_nodes[0].type != "identifier":
+        """Is the first argument a context: a `context.Context` local or parameter, a local
+        of no known type named as Go names contexts (`ctx := r.Context()`, `wctx`), or a
+        request's own `r.Context()` / `stream.Context()`?"""
+        if not arg_nodes:
             return False
-        hit = self.lookup(self.text(arg_nodes[0]))
-        return hit is not None and hit[1] == "context.Context"
+        first = arg_nodes[0]
+        if first.type == "identifier":
+            name = self.text(first)
+            hit = self.lookup(name)
+            if hit is None:
+                return False
+            return hit[1] == "context.Context" or hit[1] is None and name.lower().endswith("ctx")
+        if first.type == "call_expression":
+            fn = first.child_by_field_name("function")
+            args = first.child_by_field_name("arguments")
+            return fn is not None and fn.type == "selector_expression" and args is not None \
+                and not args.named_children and self.text(fn.child_by_field_name("field")) == "Context"
+        return False
 
     def called(self, sym: str) -> None:
         p = self.param_of.get(sym)
