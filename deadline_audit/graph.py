@@ -914,12 +914,14 @@ class TimeoutGraph:
         words = set(self.catalog.words("renewal")) | set(self.catalog.words("lease"))
         helpers = {}
         for sym, (fn, _) in self.functions.items():
-            timer = set(fn.timer_params)
             called = set(fn.called_params)
             for closure in self.closures.get(sym, ()):
                 called |= _closure_called_params(self, closure, fn)
-                timer |= _closure_timer_params(self, closure, fn)
-            if timer and called - timer and (words & set(fn.vocabulary) or _names_word(sym, words)):
+            if not called:
+                continue
+            timer = self.timer_params(sym)
+            if timer and called - timer and (words & set(fn.vocabulary) or _names_word(sym, words)
+                                             or self._delegates_to_lease(sym, words)):
                 # the operation is given arguments (`op(ctx)`); a parameter called bare
                 # (`alive()`, `progress()`: a probe the renewal asks) or typed as a
                 # predicate (`alive func(ctx) bool`) is not it
@@ -936,6 +938,51 @@ class TimeoutGraph:
                 if guess is not None:
                     helpers[sym] = guess
         return helpers
+
+    def timer_params(self, sym: str, depth: int = 0) -> set[int]:
+        """The parameters that arm a timer, ticker or sleep, or a lease's TTL: in the body
+        or its closures, or handed on to a helper's parameter that does
+        (`h.heartbeat(ctx, key, ttl)` ticking at `ttl / 3`, `h.acquire(ctx, key, ttl)`
+        writing a row lease). Memoised; a cycle counts nothing."""
+        key = ("_timer_params", sym)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = set()
+        fn = self.functions[sym][0]
+        timer = set(fn.timer_params)
+        owners = (sym, *self.closures.get(sym, ()))
+        for closure in owners[1:]:
+            timer |= _closure_timer_params(self, closure, fn)
+        if depth < 4:
+            params = {p: i for i, p in enumerate(fn.params)}
+            for owner in owners:
+                for call, path in self.calls_in.get(owner, ()):
+                    passed = [(j, params[a["sym"]]) for j, a in enumerate(call.args)
+                              if a.get("k") == "ref" and a.get("sym") in params]
+                    if not passed:
+                        continue
+                    target = self.resolve_callee(call.callee, Ctx(path))
+                    if target is None or target == sym or target not in self.functions:
+                        continue
+                    inner = self.timer_params(target, depth + 1)
+                    handed = {i for j, i in passed if j in inner}
+                    if handed:
+                        timer |= handed
+                        targets = self._memo.setdefault(("_timer_targets", sym), set())
+                        targets.add(target)
+                        targets |= self._memo.get(("_timer_targets", target), set())
+        self._memo[key] = timer
+        return timer
+
+    def _delegates_to_lease(self, sym: str, words: set[str]) -> bool:
+        """The timer parameter is handed to a helper that takes or renews a lease with it
+        (a lease-role site, or lease/renewal vocabulary in the helper)."""
+        for target in self._memo.get(("_timer_targets", sym), ()):
+            fn = self.functions[target][0]
+            if words & set(fn.vocabulary) or _names_word(target, words) \
+                    or any(site.role == "lease" for site in self.sites_in.get(target, ())):
+                return True
+        return False
 
     def receiver_runners(self) -> dict[str, tuple[str, int]]:
         """Methods that run an operation parameter under a timer armed with a field of

@@ -261,3 +261,17 @@ def test_a_predicate_parameter_of_a_lease_helper_is_a_probe_not_the_operation():
         ("DA101", "da101_predicate_param/gate/gate/build.go", 20),
         ("DA101", "da101_predicate_param/jobs/export.py", 23),
     ]
+
+
+def test_a_helper_handing_its_ttl_to_the_helpers_that_take_and_renew_the_lease():
+    # fixtures/da101_delegated_timer: neither runner arms a timer itself, nor names a lease:
+    # Keeper.Run hands ttl to `claim` (SetNX with it) and to `go k.refresh(…, ttl)` (a
+    # ticker at ttl / 3 re-setting the expiry); Python `hold` hands ttl_s to `_take` and to
+    # the `_keep` task. Each runs its function parameter: an operation lease. Reindex's
+    # work is bounded by the lease's own 45 s, sweep_orphans's by its 120 s: flagged;
+    # Compact (10× the lease) and sweep_exports (6×) are not.
+    result = analyse("da101_delegated_timer")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_delegated_timer/flows/reindex.go", 19),
+        ("DA101", "da101_delegated_timer/py/sweeps/nightly.py", 12),
+    ]
