@@ -206,3 +206,12 @@ def test_a_response_body_handed_to_a_reader_is_streamed():
     # (flagged at total=). snapshot reads its body whole with `await resp.read()`: not.
     result = analyse("da102_stream_reader")
     assert rule_findings(result, "DA102") == [("DA102", "da102_stream_reader/relay/events.py", 16)]
+
+
+def test_a_scope_deadline_whose_value_is_a_default_or_a_config_value_covers_the_stream():
+    # fixtures/da102_config_budget: `anyio.fail_after(self.conf.budget_s)` over a streamed
+    # httpx download; budget_s is 300 by the dataclass default and 900 in config/tiles.toml,
+    # two values but both a deadline: flagged at line 15. The probe's budget may be None
+    # (no deadline) and is not set in the file: silent.
+    result = analyse("da102_config_budget")
+    assert rule_findings(result, "DA102") == [("DA102", "da102_config_budget/tiles/export.py", 15)]

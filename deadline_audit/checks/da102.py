@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from deadline_audit.checks import da102_links as links
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.findings import Finding, Location, Related
-from deadline_audit.graph import TimeoutGraph
+from deadline_audit.graph import Ctx, TimeoutGraph
+from deadline_audit.wire_eval import sent_alternatives
 
 RULE_ID, RULE_NAME, SEVERITY = "DA102", "deadline-covers-stream", "warning"
 
@@ -45,7 +46,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
         shape = _shape(graph, site)
         if shape is None:
             continue
-        if not (_implicit_total(graph, site) if site.value is None else _positive(graph, site)):
+        if not (_implicit_total(graph, site) if site.value is None else _positive(graph, site, path)):
             continue
         if shape == "server":
             streams = links.streaming_handlers(graph, site, path)
@@ -60,7 +61,7 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             yield _finding(graph, site.id, streams, what)
 
 
-def _positive(graph: TimeoutGraph, site) -> bool:
+def _positive(graph: TimeoutGraph, site, path: str) -> bool:
     """Zero and None mean "no deadline" (for a context, 0 is already expired: not a
     stream cut). An unresolved value may be 0 on the streaming path (a helper called with
     10 s for one client and 0 for the streaming one): unresolved means no finding."""
@@ -69,7 +70,15 @@ def _positive(graph: TimeoutGraph, site) -> bool:
     attrs = graph.g.nodes[site.id]
     eff, dflt = attrs.get("effective_seconds"), attrs.get("default_seconds")
     value = eff if eff is not None else dflt
-    return value is not None and value > 0
+    if value is not None:
+        return value > 0
+    # several values that disagree (a field's default and the config file's value): a
+    # deadline when every one of them is one
+    alternatives = sent_alternatives(graph, site.value, Ctx(path))
+    if len(alternatives) < 2:
+        return False
+    seconds = [graph.seconds(expr, ctx, attrs.get("unit")) for expr, ctx in alternatives]
+    return all(v is not None and v > 0 for v in seconds)
 
 
 def _implicit_total(graph: TimeoutGraph, site) -> bool:
