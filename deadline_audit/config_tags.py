@@ -27,16 +27,16 @@ _TAGS = ("yaml", "toml", "mapstructure")
 _NUMERIC = {"int", "int32", "int64", "uint", "uint32", "uint64", "float32", "float64"}
 
 
-def bind_config_tags(graph: "TimeoutGraph") -> None:
-    viper = _viper_keys(graph)
-    if not graph.config_values and not viper[0] and not viper[1]:
-        return
+def tagged_keys(graph: "TimeoutGraph", tags: tuple[str, ...] = _TAGS) -> dict[str, list[str]]:
+    """Go struct fields named by a tag of `tags` -> the dotted keys they may read, under
+    the tags of the fields that hold their struct (several when the struct is held at
+    several places)."""
     tagged: dict[str, str] = {}
     parents: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for sym, decl in graph.decls.items():
         if decl.kind != "field" or not sym.startswith("sym:go:"):
             continue
-        key = next((decl.tags[t].split(",")[0] for t in _TAGS if decl.tags.get(t)), None)
+        key = next((decl.tags[t].split(",")[0] for t in tags if decl.tags.get(t)), None)
         if not key or key == "-":
             continue
         tagged[sym] = key
@@ -51,17 +51,23 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
             for pre in prefixes(owner, depth + 1):
                 yield [*pre, key]
 
+    return {sym: [".".join([*pre, key]) for pre in prefixes(sym.rsplit(".", 1)[0][len("sym:go:"):])]
+            for sym, key in tagged.items()}
+
+
+def bind_config_tags(graph: "TimeoutGraph") -> None:
+    viper = _viper_keys(graph)
+    if not graph.config_values and not viper[0] and not viper[1]:
+        return
     # `type Duration struct{ time.Duration }`: a decoding wrapper holds the scalar it embeds
     wrapped = {sym.rsplit(".", 1)[0][len("sym:go:"):]: d.type for sym, d in graph.decls.items()
                if d.embedded and d.kind == "field" and d.type in WRAPPED_SCALARS and sym.startswith("sym:go:")}
-    for sym, key in tagged.items():
+    for sym, keys in tagged_keys(graph).items():
         decl = graph.decls[sym]
         scalar = wrapped.get(decl.type or "", decl.type)
         if scalar != "time.Duration" and scalar not in _NUMERIC and scalar != "string":
             continue
-        owner = sym.rsplit(".", 1)[0][len("sym:go:"):]
-        for pre in prefixes(owner):
-            dotted = ".".join([*pre, key])
+        for dotted in keys:
             values = graph.config_values.get(dotted, ())
             if scalar == "time.Duration" and (dotted in viper[0] or dotted in viper[1]):
                 if _bind_viper(graph, sym, dotted, values, viper):

@@ -48,3 +48,19 @@ def test_milliseconds_from_go_read_as_seconds_by_python_receivers():
     f = finding_at(result, "DA403", "workers/tasks.py", 9)
     assert "sent in milliseconds and used here as seconds" in f.message
     assert [rel(r.location) for r in f.related] == [("da403_python_receivers/dispatcher/internal/queue/queue.go", 27)]
+
+
+def test_a_bare_number_in_a_loaded_config_file_into_a_duration_field():
+    # fixtures/da403_config_numbers: gateway.yaml gives `shutdown_grace: 30` (a comment says
+    # seconds) to a time.Duration field by its yaml tag, routes.json `"cache_timeout": 300`
+    # by a json tag: both decode as nanoseconds, an error at each field with the value as
+    # related. `idle_timeout: 90s` (a duration string), `dial_timeout_ms: 500` (an int
+    # field) and `retry_backoff: 0` (0 in any unit) are fine.
+    result = analyse("da403_config_numbers")
+    assert rule_findings(result, "DA403") == [
+        ("DA403", "da403_config_numbers/internal/conf/conf.go", 14),
+        ("DA403", "da403_config_numbers/internal/conf/conf.go", 28),
+    ]
+    f = finding_at(result, "DA403", "internal/conf/conf.go", 14)
+    assert "30 nanoseconds" in f.message
+    assert [rel(r.location) for r in f.related] == [("da403_config_numbers/config/gateway.yaml", 3)]

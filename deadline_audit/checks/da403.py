@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from deadline_audit.config_tags import tagged_keys
 from deadline_audit.durations import Quantity, format_go_duration_ns
+from deadline_audit.knobs import knob_index, loaded_config_files
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph
 from deadline_audit import wire_eval as w
@@ -87,6 +89,39 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
                 entry[2].append(Related(f"sent here {w.sent_from(graph, link)}", where))
     for f, problem, related in problems.values():
         yield Finding(RULE_ID, RULE_NAME, SEVERITY, problem, f.location, related)
+    yield from _config_numbers(graph, options, set(problems))
+
+
+def _config_numbers(graph: TimeoutGraph, options: dict, reported: set[str]) -> Iterable[Finding]:
+    """A config file the program loads gives a bare number to a Go `time.Duration` field
+    through its tag (`"probe_timeout": 20` into a `ProbeTimeout time.Duration` field
+    tagged `json:"probe_timeout"`): the decoders (encoding/json, yaml, toml, mapstructure) read
+    it as nanoseconds, whatever unit the author meant."""
+    loaded = set(loaded_config_files(graph, knob_index(graph), options))
+    if not loaded:
+        return
+    for sym, keys in sorted(tagged_keys(graph, ("json", "yaml", "toml", "mapstructure")).items()):
+        decl = graph.decls[sym]
+        owner = sym.rsplit(".", 1)[0]
+        if decl.type != w._GO_DURATION or sym in reported or any(
+                f"{owner}.{m}" in graph.functions for m in ("UnmarshalJSON", "UnmarshalYAML", "UnmarshalText")):
+            continue
+        for dotted in keys:
+            values = [(p, cv) for p, cv in graph.config_values.get(dotted, ()) if p in loaded]
+            numbers = [(p, cv) for p, cv in values if cv.is_number and float(cv.raw) != 0]
+            if len(values) != 1 or not numbers:
+                continue
+            path, cv = numbers[0]
+            unit = w.name_unit(dotted.rsplit(".", 1)[-1])
+            meant = f" {_UNIT_WORDS[unit]}" if unit in _UNIT_WORDS else ""
+            message = (f"`{dotted}` is a time.Duration: the config file gives it the bare number {cv.raw}{meant}, "
+                       f"which decodes as {cv.raw} nanoseconds; write a duration string (\"{cv.raw}s\") with a "
+                       f"decoder that parses one, or make the field an integer of a named unit "
+                       f"(`{dotted.rsplit('.', 1)[-1]}_seconds`) and convert it with time.Second.")
+            yield Finding(RULE_ID, RULE_NAME, SEVERITY, message,
+                          Location(graph.decl_path[sym], decl.span.line, decl.span.column),
+                          [Related(f"set here ({dotted}: {cv.raw})", Location(path, cv.span.line, cv.span.column))])
+            break
 
 
 def _sender_unit(graph: TimeoutGraph, key: str, sender_field: w.SchemaField | None, value: dict, ctx: Ctx) -> str | None:
