@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 import networkx as nx
 
 from deadline_audit.analysis.context import Ctx, Lease
+from deadline_audit.analysis.instances import object_fields
 from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
 from deadline_audit.config_documents import document_keys, key_read
@@ -420,12 +421,25 @@ class TimeoutGraph:
     def _resolve(self, expr: Expr, ctx: Ctx, scenario: str, depth: int) -> Any:
         k = expr.get("k")
         if k == "ref":
-            return self._ref_value(expr["sym"], ctx, scenario, depth)
+            found = self._ref_value(expr["sym"], ctx, scenario, depth)
+            if found is None:
+                member = self._member_of_constant(expr["sym"], ctx)
+                if member is not None:
+                    return self.value(member[0], member[1], scenario, depth)
+            return found
         if k == "field":
             sym = self.resolve_field(expr, ctx)
             if self._wrapped(sym):
                 return self.value(expr.get("x"), ctx, scenario, depth)
-            return self._ref_value(sym, ctx, scenario, depth) if sym else None
+            found = self._ref_value(sym, ctx, scenario, depth) if sym else None
+            if found is None and sym and sym not in ctx.subst and expr.get("x"):
+                # a field whose objects disagree, read on one object whose construction is
+                # visible (`policies.SUBMIT.start_to_close`, `SUBMIT = Policy(start_to_close=…)`)
+                fields = object_fields(self, expr["x"], ctx)
+                if sym in fields:
+                    value, value_ctx = fields[sym]
+                    return self.value(value, value_ctx, scenario, depth)
+            return found
         if k == "env":
             name = self.value(expr.get("name"), ctx, scenario, depth)
             if not isinstance(name, str):
@@ -447,6 +461,19 @@ class TimeoutGraph:
                 return self._resolve(read, ctx, scenario, depth)
         if k == "call":
             return self._call_value(expr, ctx, scenario, depth)
+        return None
+
+    def _member_of_constant(self, sym: str, ctx: Ctx) -> tuple[Expr, Ctx] | None:
+        """Python `policies.SUBMIT.start_to_close` (one dotted name): the keyword the
+        module constant `SUBMIT = Policy(start_to_close=…)` was built with."""
+        if not sym.startswith("sym:py:") or sym in self.bindings or sym in self.decls or sym in ctx.subst:
+            return None
+        base, _, name = sym.rpartition(".")
+        if base not in self.bindings:
+            return None
+        for field_sym, found in object_fields(self, {"k": "ref", "sym": base}, Ctx(self.decl_path.get(base, ctx.path))).items():
+            if field_sym and field_sym.rsplit(".", 1)[-1] == name:
+                return found
         return None
 
     def document_read(self, expr: Expr, ctx: Ctx) -> Expr | None:

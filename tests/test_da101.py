@@ -275,3 +275,17 @@ def test_a_helper_handing_its_ttl_to_the_helpers_that_take_and_renew_the_lease()
         ("DA101", "da101_delegated_timer/flows/reindex.go", 19),
         ("DA101", "da101_delegated_timer/py/sweeps/nightly.py", 12),
     ]
+
+
+def test_activity_options_read_from_a_constant_record_of_timings():
+    # fixtures/da101_policy_constants: one frozen record per activity, module constants
+    # built with keywords (Python `CHARGE_CARD = Timing(start_to_close=…, heartbeat=…)`,
+    # Go `Capture = Timing{StartToClose: 45 * time.Second, Heartbeat: time.Minute}`), read
+    # as `policies.CHARGE_CARD.start_to_close` / `policy.Capture.StartToClose`. Each read
+    # takes that constant's value, not every record's: CHARGE_CARD (60 s ≤ 60 s) and
+    # Capture (45 s ≤ 1 min) are flagged; ISSUE_REFUND and Settle heartbeat well inside.
+    result = analyse("da101_policy_constants")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_policy_constants/billing/flows/workflows.py", 13),
+        ("DA101", "da101_policy_constants/gobilling/flows/flows.go", 13),
+    ]
