@@ -416,3 +416,13 @@ def test_a_timer_whose_callback_arms_it_again_is_a_renewal_loop():
     go = finding_at(result, "DA103", "sweeper/lease/lease.go", 28)
     assert go.severity == "error"
     assert [rel(r.location) for r in go.related] == [("da103_rearming_timers/sweeper/lease/lease.go", 29)]
+
+
+def test_a_lease_granted_by_the_function_that_builds_the_renewing_object():
+    # fixtures/da103_built_lease: Acquire grants a 10 s etcd lease and returns the *Slot
+    # whose Keep method calls KeepAliveOnce every 8 s: more than half the TTL, a warning at
+    # the ticker, the grant as related. NewMarker grants 30 s for a Marker kept every 10 s.
+    result = analyse("da103_built_lease")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_built_lease/slots/slots.go", 37)]
+    f = finding_at(result, "DA103", "slots/slots.go", 37)
+    assert [rel(r.location) for r in f.related] == [("da103_built_lease/slots/slots.go", 25)]

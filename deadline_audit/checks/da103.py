@@ -594,6 +594,12 @@ class _RenewTtls:
             siblings = graph.callgraph.own_methods.get(owner, {}).values()
             found += [_site_ttl(graph, s.id, "lease acquired here") for f in sorted(siblings)
                       for s in graph.sites_in.get(f, ()) if s.api in apis]
+        if not found and owners:
+            # or by the function that builds the object (`ClaimShard` grants the lease and
+            # returns the `*ShardClaim` whose `Hold` keeps it alive)
+            makers = sorted(f for f, (fn, _) in graph.functions.items() if fn.result_type in owners)
+            found += [_site_ttl(graph, s.id, "lease granted here") for f in makers
+                      for s in graph.sites_in.get(f, ()) if s.api in apis]
         return found
 
     def callers(self) -> dict[str, set[str]]:
