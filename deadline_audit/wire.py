@@ -773,30 +773,34 @@ class _Builder:
 
     def _split_bound(self, args: list[Expr], path: str) -> tuple[Expr, Expr] | None:
         """(subject, bound) of a two-argument min: the bound is the constant-looking one."""
-        marks = [self._is_bound(a) for a in args]
+        marks = [self._bound_strength(a) for a in args]
         if marks[0] == marks[1]:
             return None
-        return (args[1], args[0]) if marks[0] else (args[0], args[1])
+        # a constant beats a name (`min(s.cfg.SessionMaxAge, limits.MaxSessionAge)`: the
+        # configured value is cut, though its name says "max" too)
+        return (args[1], args[0]) if marks[0] > marks[1] else (args[0], args[1])
 
-    def _is_bound(self, expr: Expr) -> bool:
+    def _bound_strength(self, expr: Expr) -> int:
+        """2: a literal or constant; 1: a variable, field or parameter named as a limit
+        (`maxWait`, `ceiling`); 0: anything else."""
         k = expr.get("k")
         if k == "num":
-            return True
+            return 2
         if k == "op" and expr.get("op") in ("mul", "add"):
-            return all(self._is_bound(a) for a in expr.get("args") or ())
+            return min((self._bound_strength(a) for a in expr.get("args") or ()), default=0)
         if k == "conv":
-            return self._is_bound(expr.get("x") or {})
+            return self._bound_strength(expr.get("x") or {})
         if k == "ref":
             decl = self.g.decls.get(expr["sym"])
             name = expr["sym"].rsplit(".", 1)[-1]
             if decl is not None and decl.kind == "const":
-                return True
-            if decl is not None and decl.kind in ("param",):
-                return bool(_BOUND_WORDS.search(name))
-            return decl is not None and decl.kind in ("var", "field") and bool(_BOUND_WORDS.search(name))
+                return 2
+            if decl is not None and decl.kind in ("param", "var", "field") and _BOUND_WORDS.search(name):
+                return 1
+            return 0
         if k == "field":
-            return bool(_BOUND_WORDS.search(expr.get("name", "")))
-        return False
+            return 1 if _BOUND_WORDS.search(expr.get("name", "")) else 0
+        return 0
 
     def _instantiate(self, clamps: list[Clamp]) -> list[Clamp]:
         """A clamp whose bound is a parameter of its function is a helper: one clamp per

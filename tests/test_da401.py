@@ -301,3 +301,14 @@ def test_a_table_returned_by_a_helper_and_a_millisecond_env_value_reach_their_cl
     yaml_finding = finding_at(result, "DA401", "config/mediaq.yaml", 3)
     assert "120 s" in yaml_finding.message and "45 s" in yaml_finding.message
     assert [rel(r.location) for r in yaml_finding.related] == [("da401_table_helper/mediaq/fetcher.py", 14)]
+
+
+def test_a_configured_limit_cut_by_a_constant_limit_both_named_max():
+    # fixtures/da401_named_limits: `min(r.cfg.MaxReplay, limits.MaxReplayWindow)` — both
+    # names say "max", but the constant is the ceiling and the configured value is cut: the
+    # compiled default 72 h against 24 h is an error at the default. MaxIdle (90 s against
+    # 5 min) is under its ceiling.
+    result = analyse("da401_named_limits")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_named_limits/internal/config/config.go", 18)]
+    f = finding_at(result, "DA401", "internal/config/config.go", 18)
+    assert [rel(r.location) for r in f.related] == [("da401_named_limits/internal/relay/relay.go", 19)]
