@@ -289,3 +289,12 @@ def test_activity_options_read_from_a_constant_record_of_timings():
         ("DA101", "da101_policy_constants/billing/flows/workflows.py", 13),
         ("DA101", "da101_policy_constants/gobilling/flows/flows.go", 13),
     ]
+
+
+def test_a_holder_whose_keeper_waits_on_a_stop_event_bounded_by_a_deadline():
+    # fixtures/da101_event_wait_holder: Leases.hold's keeper task waits with
+    # `asyncio.wait_for(stop.wait(), timeout=ttl / 3)` and reacquires the lock: it is paced
+    # like a sleep, so `async with leases.hold(…, ttl=…)` is an operation lease. frame's
+    # wait_for uses the lease's own 240 s: flagged; scene's 900 s under a 60 s lease is not.
+    result = analyse("da101_event_wait_holder")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_event_wait_holder/render/frames.py", 16)]

@@ -78,8 +78,25 @@ def _keeps_renewing(graph: GraphView, sym: str, words: set[str]) -> bool:
     waits = False
     for other in helpers:
         vocabulary.update(graph.functions[other][0].vocabulary)
-        waits = waits or any(s.role in _WAITS for s in graph.sites_in.get(other, ()))
+        waits = waits or any(s.role in _WAITS for s in graph.sites_in.get(other, ())) \
+            or _waits_for_event(graph, other)
     return waits and bool(words & vocabulary)
+
+
+def _waits_for_event(graph: GraphView, sym: str) -> bool:
+    """`await asyncio.wait_for(stop.wait(), timeout=period)`: a wait on an event bounded by
+    a deadline returns when the time is up, as a sleep does (catalog leases.toml
+    `[renewal] event_waits`: the wrapper and the event's method)."""
+    spec = graph.catalog.file("leases").get("renewal", {}).get("event_waits", {})
+    wrappers, methods = set(spec.get("wrappers", ())), set(spec.get("methods", ()))
+    for call, _ in graph.calls_in.get(sym, ()):
+        if call.callee.get("k") != "ext" or call.callee.get("name") not in wrappers or not call.args:
+            continue
+        inner = call.args[0]
+        if inner.get("k") == "call" and (inner.get("fn") or {}).get("k") == "method" \
+                and inner["fn"].get("name") in methods and not inner.get("args"):
+            return True
+    return False
 
 
 def _duration_param(graph: GraphView, fn: FunctionFact) -> int | None:
