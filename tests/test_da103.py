@@ -426,3 +426,17 @@ def test_a_lease_granted_by_the_function_that_builds_the_renewing_object():
     assert rule_findings(result, "DA103") == [("DA103", "da103_built_lease/slots/slots.go", 37)]
     f = finding_at(result, "DA103", "slots/slots.go", 37)
     assert [rel(r.location) for r in f.related] == [("da103_built_lease/slots/slots.go", 25)]
+
+
+def test_python_row_leases_set_by_sql_the_code_runs():
+    # fixtures/py_sql_leases: row leases kept by SQL statements run from Python, as Go's are:
+    # - JobLease.keep sleeps 25 s, then `pool.execute(_EXTEND_JOB, job_id, JOB_LEASE_S)`,
+    #   the statement a module constant setting `lease_until = now() + make_interval(secs
+    #   => $2)`: 25 s of 30, a warning at the sleep;
+    # - keep_run renews through SQLAlchemy `text(…:ttl * interval '1 second'…)` with the
+    #   parameters dict every RUN_LEASE_S / 3: silent;
+    # - run_leased takes the row (`… OR lease_until < now()`: an acquisition, not a renewal)
+    #   and supervises `work`: export_job's timeout equal to the lease is DA101's.
+    result = analyse("py_sql_leases")
+    assert rule_findings(result, "DA103") == [("DA103", "py_sql_leases/jobq/leases.py", 32)]
+    assert rule_findings(result, "DA101") == [("DA101", "py_sql_leases/jobq/exports.py", 10)]

@@ -536,6 +536,8 @@ class ExprMixin:
             sites = self.idx.method_sites(attr_suffix(func))
             if sites:
                 self.emit_sites(sites, span, args if positional_ok else [], kw, kw_spans)
+            if name in self.idx.sql.methods and args and positional_ok:
+                self.sql_lease_sites(args, kw, span)
         elif callee.get("k") == "fnref" and not args and not kw and "." in callee["sym"]:
             # `LEASE_TTL.total_seconds()` on a constant imported from another module
             owner, _, name = callee["sym"].rpartition(".")
@@ -665,6 +667,47 @@ class ExprMixin:
             terms.append({"k": "num", "v": e["v"] * f, "u": "s"} if e.get("k") == "num"
                          else {"k": "op", "op": "mul", "args": [e, {"k": "num", "v": f, "u": "s"}]})
         return terms[0] if len(terms) == 1 else {"k": "op", "op": "add", "args": terms}
+
+    def sql_lease_sites(self, args: list[Expr], kw: dict[str, Expr], span: Span) -> None:
+        """`await pool.fetchval(RENEW_SQL, job_id, owner, ttl)` with `SET locked_until =
+        now() + make_interval(secs => $3)`: the bound argument is a lease site (as in Go,
+        sql_leases.py). The statement is a literal, a module string constant of this file
+        or either inside a statement wrapper (`text(…)`); `$n` counts the arguments after
+        it, `:name` / `%(name)s` is a keyword or a key of the parameters dict."""
+        text = self._statement_text(args[0])
+        if not text:
+            return
+        params = args[1] if len(args) == 2 and args[1].get("k") == "dict" else None
+        function = self.func.fact.sym if self.func is not None else None
+        for bind in self.idx.sql.binds(text):
+            value = None
+            if bind.name is not None:
+                value = kw.get(bind.name) or next((v for k, v in (params or {}).get("items", ()) if k == bind.name), None)
+            elif bind.index is not None and params is None and 1 + bind.index < len(args):
+                value = args[1 + bind.index]
+            if value is None or bind.spec is None:
+                continue
+            at = value.get("at")
+            where = Span(at[0], at[1], at[0], at[1]) if at else span
+            site = SiteFact(id=f"site:{self.path}:{where.line}:{where.column}", api=bind.spec.api,
+                            role=bind.spec.role, span=where, value=value, function=function,
+                            group=f"site:{self.path}:{span.line}:{span.column}", unit=bind.spec.unit)
+            if bind.acquires:
+                site.extra["acquires"] = True
+            self.facts.sites.append(site)
+            if self.func is not None:
+                self.timer_values.append(value)
+
+    def _statement_text(self, expr: Expr) -> str | None:
+        if expr.get("k") == "call" and expr.get("args"):  # `text("UPDATE …")`
+            expr = expr["args"][0]
+        if expr.get("k") == "str":
+            return expr.get("v")
+        if expr.get("k") == "ref":
+            bound = [b.expr for b in self.facts.bindings if b.sym == expr["sym"] and b.function is None]
+            if len(bound) == 1 and bound[0].get("k") == "str":
+                return bound[0].get("v")
+        return None
 
     def emit_sites(self, specs: list[Any], span: Span, args: list[Expr],
                    kw: dict[str, Expr], kw_spans: dict[str, Span]) -> None:

@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from deadline_audit.catalog import Catalog, SiteSpec
+from deadline_audit.extract.sql_leases import SqlLeaseKnowledge
 
 LANG = "python"
 # Site roles whose value is a period the code waits for (lease detection, SPEC §4).
@@ -59,6 +60,7 @@ class PyIndex:
     method_names: frozenset[str]  # last attribute of every method-site chain
     method_conversions: dict[str, dict[str, Any]]  # `td.total_seconds()` by method name
     prefilter: re.Pattern[bytes]  # over the lowercased source: use `may_contribute`
+    sql: Any = None  # SqlLeaseKnowledge: row leases in SQL statements (sql_leases.py)
     _calls: dict[str, CallKnowledge] = field(default_factory=dict)
     _methods: dict[str, list[SiteSpec]] = field(default_factory=dict)
 
@@ -198,6 +200,7 @@ def _build(catalog: Catalog) -> PyIndex:
         method_names=frozenset(m.rsplit(".", 1)[-1] for s in sites for m in s.methods),
         method_conversions=method_conversions,
         prefilter=re.compile(pattern),
+        sql=SqlLeaseKnowledge(catalog, "python"),
     )
 
 
