@@ -440,3 +440,13 @@ def test_python_row_leases_set_by_sql_the_code_runs():
     result = analyse("py_sql_leases")
     assert rule_findings(result, "DA103") == [("DA103", "py_sql_leases/jobq/leases.py", 32)]
     assert rule_findings(result, "DA101") == [("DA101", "py_sql_leases/jobq/exports.py", 10)]
+
+
+def test_django_row_leases_set_with_update():
+    # fixtures/da103_django_rows: `.filter(…).update(held_until=timezone.now() +
+    # timedelta(seconds=self.HOLD_SECONDS))` resets a row lease of 40 s, refreshed every
+    # 30 s by ParcelHold.run: a warning at the wait. claim_route's update filters on
+    # `held_until__lt=now` (it takes a lapsed claim: an acquisition retried every 150 s,
+    # not a renewal); keep_route renews the 2 min hold every 40 s.
+    result = analyse("da103_django_rows")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_django_rows/shipping/holds.py", 27)]

@@ -538,6 +538,8 @@ class ExprMixin:
                 self.emit_sites(sites, span, args if positional_ok else [], kw, kw_spans)
             if name in self.idx.sql.methods and args and positional_ok:
                 self.sql_lease_sites(args, kw, span)
+            elif name in self.idx.sql.builder_methods and kw:
+                self.builder_lease_sites(callee, kw, kw_spans, span)
         elif callee.get("k") == "fnref" and not args and not kw and "." in callee["sym"]:
             # `LEASE_TTL.total_seconds()` on a constant imported from another module
             owner, _, name = callee["sym"].rpartition(".")
@@ -697,6 +699,51 @@ class ExprMixin:
             self.facts.sites.append(site)
             if self.func is not None:
                 self.timer_values.append(value)
+
+    def builder_lease_sites(self, callee: Expr, kw: dict[str, Expr], kw_spans: dict[str, Span], span: Span) -> None:
+        """A query builder or ORM setting a column to now plus an amount
+        (`.update(lease_expires_at=timezone.now() + timedelta(seconds=LEASE))`, SQLAlchemy
+        `.values(lease_until=func.now() + func.make_interval(secs=ttl))`): the amount is
+        the lease. A filter of the same chain on that column being past or unset
+        (`lease_expires_at__lt=now`) makes it an acquisition."""
+        spec = self.idx.sql.sites.get("s")
+        if spec is None:
+            return
+        function = self.func.fact.sym if self.func is not None else None
+        for column, value in kw.items():
+            args = value.get("args") or [] if value.get("k") == "op" and value.get("op") == "add" else []
+            if len(args) != 2 or not self._is_clock(args[0]):
+                continue
+            amount = args[1]
+            fn = amount.get("fn") or {} if amount.get("k") == "call" else {}
+            if fn and (amount.get("kw") or {}).get("secs") is not None:  # `func.make_interval(secs=ttl)`
+                amount = amount["kw"]["secs"]
+            elif fn:
+                continue
+            at = kw_spans.get(column, span)
+            site = SiteFact(id=f"site:{self.path}:{at.line}:{at.column}", api=spec.api, role=spec.role, span=at,
+                            value=amount, function=function,
+                            group=f"site:{self.path}:{span.line}:{span.column}", unit="s")
+            if self._filters_lapsed(callee.get("x"), column):
+                site.extra["acquires"] = True
+            self.facts.sites.append(site)
+            if self.func is not None:
+                self.timer_values.append(amount)
+
+    def _is_clock(self, expr: Expr) -> bool:
+        fn = expr.get("fn") or {} if expr.get("k") == "call" else {}
+        name = str(fn.get("name") or fn.get("sym") or "").rsplit(".", 1)[-1].lower()
+        return bool(name) and name in self.idx.sql.clocks
+
+    @staticmethod
+    def _filters_lapsed(chain: Expr | None, column: str) -> bool:
+        """`.filter(lease_expires_at__lt=now)` / `__isnull=True` earlier in the chain."""
+        while isinstance(chain, dict) and chain.get("k") == "call":
+            if any(key.startswith(column + "__") and key.rsplit("__", 1)[-1] in ("lt", "lte", "isnull")
+                   for key in chain.get("kw") or {}):
+                return True
+            chain = (chain.get("fn") or {}).get("x")
+        return False
 
     def _statement_text(self, expr: Expr) -> str | None:
         if expr.get("k") == "call" and expr.get("args"):  # `text("UPDATE …")`

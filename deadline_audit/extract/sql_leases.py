@@ -67,6 +67,8 @@ class SqlLeaseKnowledge:
     def __init__(self, catalog: Catalog, lang: str) -> None:
         spec = catalog.file("leases").get("sql", {})
         self.methods = frozenset(spec.get(f"{lang}_methods", ()))
+        self.builder_methods = frozenset(spec.get("builder_methods", ()))
+        self.clocks = frozenset(f.lower() for f in (*spec.get("now_functions", ()), *spec.get("clocks", ())))
         prefix = "go:" if lang == "go" else "py:"
         self.sites = {unit: catalog.site(prefix + api) for unit, api in (spec.get("sites") or {}).items()}
         self._set = _set_pattern(sql_now_pattern(spec.get("now_functions", ())))
