@@ -998,8 +998,35 @@ class TimeoutGraph:
                         targets = self._memo.setdefault(("_timer_targets", sym), set())
                         targets.add(target)
                         targets |= self._memo.get(("_timer_targets", target), set())
+        if sym.endswith(".__init__"):
+            timer |= self._fields_arming(sym, fn)
         self._memo[key] = timer
         return timer
+
+    def _fields_arming(self, init: str, fn: FunctionFact) -> set[int]:
+        """Python: constructor parameters stored in a field (`self._ttl = ttl`) that a method
+        of the class arms a timer or a lease with (`set(key, tok, px=int(self._ttl * 1000))`)."""
+        params = {p: i for i, p in enumerate(fn.params)}
+        stored: dict[str, int] = {}
+        for field_sym, b, _ in self.bindings_by_function().get(init, ()):
+            for sub in _walk(b.expr):
+                if sub.get("k") == "ref" and sub.get("sym") in params:
+                    stored[field_sym] = params[sub["sym"]]
+        if not stored:
+            return set()
+        cls = init.rsplit(".", 1)[0] + "."
+        found = set()
+        for method in self.functions:
+            if not method.startswith(cls) or method == init:
+                continue
+            for site in self.sites_in.get(method, ()):
+                if site.role in ("timer", "ticker", "sleep", "lease") and site.value:
+                    found.update(stored[sub["sym"]] for sub in _walk(site.value)
+                                 if sub.get("k") == "ref" and sub.get("sym") in stored)
+        if found:
+            targets = self._memo.setdefault(("_timer_targets", init), set())
+            targets.update(m for m in self.functions if m.startswith(cls) and m != init)
+        return found
 
     def _delegates_to_lease(self, sym: str, words: set[str]) -> bool:
         """The timer parameter is handed to a helper that takes or renews a lease with it

@@ -298,3 +298,13 @@ def test_a_holder_whose_keeper_waits_on_a_stop_event_bounded_by_a_deadline():
     # wait_for uses the lease's own 240 s: flagged; scene's 900 s under a 60 s lease is not.
     result = analyse("da101_event_wait_holder")
     assert rule_findings(result, "DA101") == [("DA101", "da101_event_wait_holder/render/frames.py", 16)]
+
+
+def test_a_runner_whose_ttl_reaches_a_class_based_lease_through_a_factory():
+    # fixtures/da101_class_holder_runner: `guarded(holds, key, ttl, work)` enters
+    # `holds.open(key, ttl)`, which builds `Hold(redis, key, ttl)`; Hold's constructor keeps
+    # the TTL in fields its __aenter__ (SET PX) and renewer (sleep, PEXPIRE) use. So guarded
+    # is a lease runner over `work`: Warehouse.pick's timeout, bound by functools.partial,
+    # is the lease's own 90 s: flagged; pack's ten times the lease is not.
+    result = analyse("da101_class_holder_runner")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_class_holder_runner/orders/fulfil.py", 15)]
