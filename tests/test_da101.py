@@ -305,6 +305,9 @@ def test_a_runner_whose_ttl_reaches_a_class_based_lease_through_a_factory():
     # `holds.open(key, ttl)`, which builds `Hold(redis, key, ttl)`; Hold's constructor keeps
     # the TTL in fields its __aenter__ (SET PX) and renewer (sleep, PEXPIRE) use. So guarded
     # is a lease runner over `work`: Warehouse.pick's timeout, bound by functools.partial,
-    # is the lease's own 90 s: flagged; pack's ten times the lease is not.
+    # is the lease's own 90 s: flagged; pack's ten times the lease is not. `async with
+    # holds.open(key, ttl=…)` itself holds the lease the factory builds: ship's wait_for
+    # equal to it is flagged, manifest's eight times it is not.
     result = analyse("da101_class_holder_runner")
-    assert rule_findings(result, "DA101") == [("DA101", "da101_class_holder_runner/orders/fulfil.py", 15)]
+    assert rule_findings(result, "DA101") == [("DA101", "da101_class_holder_runner/orders/fulfil.py", 15),
+                                              ("DA101", "da101_class_holder_runner/orders/fulfil.py", 46)]

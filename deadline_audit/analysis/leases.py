@@ -42,7 +42,32 @@ def lease_holders(graph: GraphView) -> dict[str, int]:
             duration = _duration_param(graph, graph.functions[init][0]) if init in graph.functions else None
             if duration is not None and _keeps_renewing(graph, sym, words):
                 found[init] = duration
+    found.update(_holder_factories(graph, found))
     graph._memo[key] = found
+    return found
+
+
+def _holder_factories(graph: GraphView, holders: dict[str, int]) -> dict[str, int]:
+    """Python functions returning a holder class built with one of their parameters as its
+    TTL (`def hold(self, key, ttl): return OperationLease(self._client, key, ttl)`):
+    `async with leases.hold(key, ttl=…)` holds that lease too."""
+    found: dict[str, int] = {}
+    for sym, (fn, path) in graph.functions.items():
+        if graph.lang.get(path) != "python" or not fn.returns or sym in holders:
+            continue
+        for ret in fn.returns[:2]:
+            if ret.get("k") != "call":
+                continue
+            target = graph.resolve_callee(ret.get("fn"), Ctx(path))
+            index = holders.get(target or "")
+            if index is None or not target.endswith(".__init__"):
+                continue
+            init = graph.functions[target][0]
+            arg = ret["args"][index] if index < len(ret.get("args") or ()) \
+                else (ret.get("kw") or {}).get(init.param_names[index] if index < len(init.param_names) else "")
+            if arg and arg.get("k") == "ref" and arg["sym"] in fn.params:
+                found[sym] = fn.params.index(arg["sym"])
+                break
     return found
 
 
