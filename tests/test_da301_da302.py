@@ -230,3 +230,14 @@ def test_a_map_lookup_inside_a_run_of_returning_ifs_classifies_by_its_entries():
     # fallback is unknown (not flagged).
     result = analyse("da301_map_in_run")
     assert rule_findings(result, "DA301") == [("DA301", "da301_map_in_run/courier/status.go", 31)]
+
+
+def test_states_named_through_cls_in_an_enums_classmethods():
+    # fixtures/da30x_enum_classmethods: the enum's own classmethods name its members as
+    # `cls.FAILED`. from_supplier's `.get(code, cls.FAILED)` defaults to a failure (DA301,
+    # line 19); from_partner's default is cls.UNKNOWN (silent). from_error's `match`:
+    # `case asyncio.TimeoutError(): return cls.FAILED` records a timeout as failed (DA302,
+    # line 31); the connector error before it proves nothing was sent.
+    result = analyse("da30x_enum_classmethods")
+    assert rule_findings(result, "DA301") == [("DA301", "da30x_enum_classmethods/sync/outcome.py", 19)]
+    assert rule_findings(result, "DA302") == [("DA302", "da30x_enum_classmethods/sync/outcome.py", 31)]

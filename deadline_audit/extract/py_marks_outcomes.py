@@ -175,6 +175,10 @@ class _State:
             dotted = self.dotted(node)
             if dotted is None:
                 return {"k": "unknown", "text": _text(node)}
+            head, _, rest = dotted.partition(".")
+            if self.self_class and rest and (head == "cls" or head == "self" and rest.isupper()):
+                # `cls.FAILED` in a classmethod of the enum (`self.FAILED` in its methods)
+                dotted = f"{self.self_class}.{rest}"
             q = self.qualify(dotted)
             return {"k": "ref", "sym": "sym:py:" + q} if q else {"k": "local", "text": dotted}
         if isinstance(node, ast.Call) and depth < 4:
