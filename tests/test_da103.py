@@ -402,7 +402,8 @@ def test_a_timer_whose_callback_arms_it_again_is_a_renewal_loop():
     # - threading.Timer(RELAY_LOCK_REFRESH, self._tick), `_tick` extending the key and
     #   calling `_plan` again: 30 s of 40, a warning at the Timer;
     # - time.AfterFunc(sweepExtendEach, func(){ PExpire…; l.extender.Reset(…) }): 60 s of
-    #   60, an error;
+    #   60, an error; Keep's callback is a closure held in a local (`var extend func()`):
+    #   15 s of 20, a warning at the AfterFunc;
     # - loop.call_later(LEADER_MARK_EVERY, self.refresh, loop), `refresh` calling
     #   `schedule` again: 25 s of 30, a warning; Heartbeat re-arms every 10 s of 30: silent;
     # - one-shot timers (the relay's watchdog, the sweep's expiry AfterFunc): no loop.
@@ -410,6 +411,7 @@ def test_a_timer_whose_callback_arms_it_again_is_a_renewal_loop():
     assert rule_findings(result, "DA103") == [
         ("DA103", "da103_rearming_timers/outbox/outbox/heartbeat.py", 35),
         ("DA103", "da103_rearming_timers/outbox/outbox/relay_lock.py", 32),
+        ("DA103", "da103_rearming_timers/sweeper/lease/keeper.go", 30),
         ("DA103", "da103_rearming_timers/sweeper/lease/lease.go", 28),
     ]
     assert finding_at(result, "DA103", "outbox/outbox/relay_lock.py", 32).severity == "warning"

@@ -207,7 +207,12 @@ def _function_value(graph: TimeoutGraph, expr: Expr, ctx: Ctx) -> str | None:
     if expr.get("k") in ("field", "attr", "method"):
         return graph.resolve_callee({**expr, "k": "method"}, ctx)
     sym = graph.resolve_sym(expr, ctx)
-    return sym if sym in graph.functions else None
+    if sym in graph.functions:
+        return sym
+    # a local holding a closure (`var renew func(); renew = func() { …; t.Reset(d) }`)
+    values = [b.expr for b, _ in graph.bindings.get(sym or "", ())[:4]]
+    found = [v["sym"] for v in values if v.get("k") in ("fnref", "ref", "closure") and v.get("sym") in graph.functions]
+    return found[0] if len(found) == 1 else None
 
 
 def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) -> Iterable[Finding]:

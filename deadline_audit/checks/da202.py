@@ -95,16 +95,19 @@ def _request_origin(graph: TimeoutGraph, flow: ContextFlow, call: CallFact, path
     # inside the goroutine (`go func() { … }()` or `go s.run(job)`): the contexts its calls
     # use, with its parameters bound to this statement's arguments (a ctx carried in a
     # struct argument counts: `go s.run(job)` with `job.ctx`)
+    by_function = graph.bindings_by_function()
     for inner in [target, *graph.closures.get(target, ())]:
-        for c, _ in graph.calls_in.get(inner, ()):
-            if c.in_go:
-                continue
-            for expr in c.args[:1]:
-                # (a closure of the goroutine's function sees this statement's arguments too)
-                origin = flow.origin_in_callee(expr, target, c.span.line, call.args, path, call.function,
-                                               call.span.line, within=inner)
-                if origin.kind == "request":
-                    return origin
+        firsts = [(c.args[0], c.span.line) for c, _ in graph.calls_in.get(inner, ()) if not c.in_go and c.args]
+        # a library call the facts keep only as the value it binds
+        # (`req, err := http.NewRequestWithContext(job.ctx, …)`)
+        firsts += [(b.expr["args"][0], b.span.line) for _, b, _ in by_function.get(inner, ())
+                   if b.expr.get("k") == "call" and b.expr.get("args")]
+        for expr, line in firsts:
+            # (a closure of the goroutine's function sees this statement's arguments too)
+            origin = flow.origin_in_callee(expr, target, line, call.args, path, call.function,
+                                           call.span.line, within=inner)
+            if origin.kind == "request":
+                return origin
     return None
 
 
