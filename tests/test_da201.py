@@ -281,3 +281,12 @@ def test_tasks_of_a_group_inside_a_deadline_scope_are_its_work_and_a_record_may_
         ("DA201", "da201_task_group/ingest/runner.py", 18),
         ("DA201", "da201_task_group/ingest/runner.py", 39),
     ]
+
+
+def test_the_context_of_an_errgroup_derived_from_the_work_deadline():
+    # fixtures/da201_errgroup_ctx: `g, gctx := errgroup.WithContext(bctx)` derives its
+    # context (the second result) from the build's WithTimeout; the steps run with it and
+    # the result is then recorded with gctx — cancelled by the deadline, and by Wait
+    # itself: an error at line 36. Rebuild records under context.WithoutCancel: silent.
+    result = analyse("da201_errgroup_ctx")
+    assert rule_findings(result, "DA201") == [("DA201", "da201_errgroup_ctx/builds/builder.go", 36)]

@@ -555,6 +555,11 @@ class _GoFile(GoExprs, GoTypes):
                         sym = self.fn.sym + "." + n
                         self.fn.scope[n] = (sym, None)
                         self.decl(sym, "local", l)
+        if len(lhs) > 1 and len(rhs) == 1 and lhs[1].type == "identifier" and self.fn is not None \
+                and expr.get("k") == "call" and (expr.get("fn") or {}).get("name") in self.cat.second_result_contexts:
+            hit = self.fn.scope.get(self.text(lhs[1]))
+            if hit is not None:  # the derived context is the second result
+                self.bind(hit[0], expr, lhs[1], rhs[0])
 
     def target(self, l: Any, define: bool, r: Any) -> tuple[str | None, Expr | None, tuple | None]:
         """(bound symbol, store expr for sites in the value, (type, field, operand) of a field site)."""

@@ -238,6 +238,9 @@ class GoCatalog:
         viper = catalog.table("go", "viper")
         # library methods kept as call facts (`v.SetDefault(key, d)`: config_tags.py reads them)
         self.kept_methods = frozenset(viper.get("defaults", ())) | frozenset(viper.get("env_bindings", ()))
+        # calls whose second result is the context they derive (`g, gctx := errgroup.WithContext(ctx)`)
+        self.second_result_contexts = frozenset(
+            catalog.file("terminal_writes").get("go", {}).get("second_result_contexts", ()))
         self._field: dict[tuple[str, str], list[SiteSpec]] = {}
         self._call: dict[str, list[SiteSpec]] = {}
         self._env: dict[str, dict[str, Any] | None] = {}
