@@ -439,6 +439,12 @@ class TimeoutGraph:
                 if sym in fields:
                     value, value_ctx = fields[sym]
                     return self.value(value, value_ctx, scenario, depth)
+                if sym in self.functions:
+                    # a Python property (`policy.ttl_ms` returning `int(self.ttl_s * 1000)`):
+                    # its one return, with this object's fields when its construction is visible
+                    fn, fn_path = self.functions[sym]
+                    if not fn.params and len(fn.returns) == 1 and self.lang.get(fn_path) == "python":
+                        return self.value(fn.returns[0], Ctx(fn_path, dict(fields)), scenario, depth)
             return found
         if k == "env":
             name = self.value(expr.get("name"), ctx, scenario, depth)

@@ -452,3 +452,12 @@ def test_django_row_leases_set_with_update():
     # not a renewal); keep_route renews the 2 min hold every 40 s.
     result = analyse("da103_django_rows")
     assert rule_findings(result, "DA103") == [("DA103", "da103_django_rows/shipping/holds.py", 27)]
+
+
+def test_a_ttl_read_through_a_property_of_a_policy_object():
+    # fixtures/da103_policy_property: `pexpire(key, self._policy.ttl_ms)` where ttl_ms is a
+    # property returning `int(self.ttl_s * 1000)` of an OwnerPolicy (30 s), renewed every
+    # beat_every_s = 24 s: more than half, a warning at the sleep.
+    result = analyse("da103_policy_property")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_policy_property/agents/owner.py", 20)]
+    assert "30 s" in finding_at(result, "DA103", "agents/owner.py", 20).message
