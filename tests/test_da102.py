@@ -215,3 +215,12 @@ def test_a_scope_deadline_whose_value_is_a_default_or_a_config_value_covers_the_
     # (no deadline) and is not set in the file: silent.
     result = analyse("da102_config_budget")
     assert rule_findings(result, "DA102") == [("DA102", "da102_config_budget/tiles/export.py", 15)]
+
+
+def test_wait_for_over_a_helper_that_enters_a_handed_in_stream():
+    # fixtures/da102_stream_helper: `_collect(stream_cm, out)` enters the stream manager it
+    # is given (`async with stream_cm as stream`) and iterates `stream.text_stream`; reply
+    # runs it under asyncio.wait_for(…, timeout=REPLY_BUDGET_S): the total deadline cuts
+    # the stream (line 22). title's wait_for bounds a non-streamed create: silent.
+    result = analyse("da102_stream_helper")
+    assert rule_findings(result, "DA102") == [("DA102", "da102_stream_helper/assist/reply.py", 22)]

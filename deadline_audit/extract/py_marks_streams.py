@@ -91,6 +91,7 @@ class _Function:
         self.withs: list[tuple[ast.AST, list]] = []  # deadline `with` statements and their sites
         self.fact: FunctionFact | None = None  # the function, for reads of a handed-in response
         self.params: set[str] = set()
+        self.aliases: dict[str, str] = {}  # `async with param as x`: x -> param
 
     def run(self, fn: ast.AST) -> None:
         self.run_nodes(list(_own_nodes(fn)))
@@ -102,6 +103,11 @@ class _Function:
                     call = item.context_expr
                     if isinstance(item.optional_vars, ast.Name) and _is_request(call, self.spec):
                         self.producers[item.optional_vars.id] = call
+                    elif isinstance(item.optional_vars, ast.Name) and isinstance(call, ast.Name) \
+                            and call.id in self.params:
+                        # `async with stream_cm as stream:` over a parameter: reading `stream`
+                        # reads what the caller handed in
+                        self.aliases[item.optional_vars.id] = call.id
                     sites = [s for s in self.scopes if s.span.line == getattr(call, "lineno", -1)]
                     if sites:
                         self.withs.append((node, sites))
@@ -166,9 +172,10 @@ class _Function:
             target, how = node.func.value, f".{node.func.attr}()"
             if isinstance(target, ast.Attribute) and target.attr in self.spec.get("stream_attrs", ()):
                 target = target.value
-        if isinstance(target, ast.Name) and target.id in self.params and target.id not in ("self", "cls"):
+        name = self.aliases.get(target.id, target.id) if isinstance(target, ast.Name) else None
+        if name is not None and name in self.params and name not in ("self", "cls"):
             self.fact.markers.append({"m": "stream_read", "how": how, "line": node.lineno, "col": node.col_offset + 1,
-                                      "client": None, "resp": {"k": "ref", "sym": f"{self.fact.sym}.{target.id}"}})
+                                      "client": None, "resp": {"k": "ref", "sym": f"{self.fact.sym}.{name}"}})
 
     def _response(self, node: ast.AST, how: str) -> tuple[ast.Call, str] | None:
         if isinstance(node, ast.Name) and node.id in self.producers:
