@@ -92,8 +92,12 @@ class KnobIndex:
         upper = name.upper()
         if upper in self.env_names:
             return True
-        if "__" in upper and upper.rsplit("__", 1)[-1].lower() in self.config_keys:
-            return True  # pydantic-settings nested model: APP_DB__TIMEOUT -> a field `timeout`
+        if "__" in upper:
+            head = upper.rsplit("__", 1)[0] + "__"
+            if any(n.startswith(head) for n in self.env_names):
+                return False  # the nested model's own variables are known: this is not one of them
+            if upper.rsplit("__", 1)[-1].lower() in self.config_keys:
+                return True  # pydantic-settings nested model: APP_DB__TIMEOUT -> a field `timeout`
         if any(fnmatchcase(upper, glob) for glob in self.name_globs):
             return True  # os.Getenv(svc + "_LEASE_TTL") may read it
         parts = upper.split("_")

@@ -132,3 +132,12 @@ def test_keys_that_are_data_in_a_loaded_json_table_are_not_knobs():
     # cache_ttl_seconds is a knob nobody reads (request_timeout_seconds is read).
     result = analyse("da501_data_keys")
     assert rule_findings(result, "DA501") == [("DA501", "da501_data_keys/app/settings.json", 3)]
+
+
+def test_a_documented_nested_settings_variable_the_model_does_not_have():
+    # fixtures/da501_nested_docs: pydantic-settings with env_nested_delimiter="__". The
+    # README documents APP_CACHE__STALE_TIMEOUT, but CacheSettings has no stale_timeout
+    # (UpstreamSettings does: APP_UPSTREAM__STALE_TIMEOUT is read): a dead knob at line 7.
+    # The other three rows name fields their models have.
+    result = analyse("da501_nested_docs")
+    assert rule_findings(result, "DA501") == [("DA501", "da501_nested_docs/README.md", 7)]

@@ -19,7 +19,7 @@ from functools import cache
 from deadline_audit.extract.envfile import count_lines
 from deadline_audit.facts import FileFacts, KnobMention, Span
 
-ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z][A-Z0-9]{3,}")
+ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:__?[A-Z0-9]+)+|[A-Z][A-Z0-9]{3,}")
 CONFIG_KEY = re.compile(r"[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 
 ENV_LANGS = {"env", "dotenv", "sh", "bash", "shell", "zsh", "console", "shell-session", "shellsession"}
