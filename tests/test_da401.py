@@ -312,3 +312,12 @@ def test_a_configured_limit_cut_by_a_constant_limit_both_named_max():
     assert rule_findings(result, "DA401") == [("DA401", "da401_named_limits/internal/config/config.go", 18)]
     f = finding_at(result, "DA401", "internal/config/config.go", 18)
     assert [rel(r.location) for r in f.related] == [("da401_named_limits/internal/relay/relay.go", 19)]
+
+
+def test_a_getattr_default_reaches_the_clamp():
+    # fixtures/da401_getattr_default: `min(getattr(tool, "budget_s", policy.default_s),
+    # policy.ceiling_s)`: every tool without its own budget_s runs with the policy's 900 s
+    # default, cut to 600 s: an error at the default (line 10). The probe's 30 s default is
+    # under the ceiling.
+    result = analyse("da401_getattr_default")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_getattr_default/tools/budget.py", 10)]

@@ -52,6 +52,9 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
         alts += [(v, ctx) for v in w.keyed_config_variants(graph, clamp.subject, clamp.path)]
         # `sent or self.default`: the default arm reaches the clamp whenever nothing is sent
         alts += [(arg, a_ctx) for alt, a_ctx in list(alts) if alt.get("k") == "or" for arg in alt.get("args") or ()]
+        # `getattr(tool, "budget_s", policy.default_s)`: the default reaches it for every object without one
+        alts += [(alt["args"][2], a_ctx) for alt, a_ctx in list(alts) if alt.get("k") == "call"
+                 and (alt.get("fn") or {}).get("name") == "getattr" and len(alt.get("args") or ()) == 3]
         # `d := budgets[profile]`: every value of the looked-up literal may reach it
         alts += [entry for alt, a_ctx in list(alts) for entry in w.lookup_entries(graph, alt, a_ctx)]
         for alt, alt_ctx in alts:
