@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from deadline_audit.graph import TimeoutGraph
 
 _TAGS = ("yaml", "toml", "mapstructure")
+# every tag a decoder fills a field by: the config-file tags and encoding/json's
+DECODING_TAGS = ("json", *_TAGS)
 _NUMERIC = {"int", "int32", "int64", "uint", "uint32", "uint64", "float32", "float64"}
 
 

@@ -1018,20 +1018,17 @@ class TimeoutGraph:
             for sub in _walk(b.expr):
                 if sub.get("k") == "ref" and sub.get("sym") in params:
                     stored[field_sym] = params[sub["sym"]]
-        if not stored:
+        if not stored or not fn.receiver_type:
             return set()
-        cls = init.rsplit(".", 1)[0] + "."
+        methods = [m for m in self.callgraph.own_methods.get(fn.receiver_type, {}).values() if m != init]
         found = set()
-        for method in self.functions:
-            if not method.startswith(cls) or method == init:
-                continue
+        for method in methods:
             for site in self.sites_in.get(method, ()):
                 if site.role in ("timer", "ticker", "sleep", "lease") and site.value:
                     found.update(stored[sub["sym"]] for sub in _walk(site.value)
                                  if sub.get("k") == "ref" and sub.get("sym") in stored)
         if found:
-            targets = self._memo.setdefault(("_timer_targets", init), set())
-            targets.update(m for m in self.functions if m.startswith(cls) and m != init)
+            self._memo.setdefault(("_timer_targets", init), set()).update(methods)
         return found
 
     def _delegates_to_lease(self, sym: str, words: set[str]) -> bool:

@@ -16,6 +16,7 @@ Vocabulary and parameter words are catalog data (vocabulary.toml, leases.toml).
 from __future__ import annotations
 
 from deadline_audit.analysis.context import Ctx, GraphView, Lease
+from deadline_audit.extract.sql_leases import SqlLeaseKnowledge, now_plus_amount
 from deadline_audit.facts import CallFact, FunctionFact, walk_exprs
 from deadline_audit.findings import Location
 
@@ -502,6 +503,7 @@ def row_lease_writers(graph: GraphView) -> set[str]:
     spec = graph.catalog.file("leases").get("sql", {})
     functions = spec.get("now_functions", ())
     found: set[str] = set()
+    clocks = SqlLeaseKnowledge(graph.catalog, "python").clocks
     if functions:
         sql = re.compile(rf"\bUPDATE\b[\s\S]*?\bSET\b[\s\S]*?\w+\s*=\s*{sql_now_pattern(functions)}\s*\+",
                          re.IGNORECASE)
@@ -510,29 +512,21 @@ def row_lease_writers(graph: GraphView) -> set[str]:
                 continue
             for call, path in calls:
                 if any(_sql_text(graph, arg, Ctx(path), sql) for arg in call.args[:3]) \
-                        or _builder_sets_now_plus(call, functions, spec):
+                        or _builder_sets_now_plus(call, clocks, spec):
                     found.add(sym)
                     break
     graph._memo[key] = found
     return found
 
 
-def _builder_sets_now_plus(call, functions, spec: dict) -> bool:
+def _builder_sets_now_plus(call, clocks: frozenset[str], spec: dict) -> bool:
     """SQLAlchemy's expression language: `update(t)….values(lease_until=func.now() +
     func.make_interval(secs=ttl))`, or a Python clock plus a timedelta (catalog `[sql]
     builder_methods`, `clocks`)."""
     callee = call.callee
     if callee.get("k") != "method" or callee.get("name") not in spec.get("builder_methods", ()) or not call.kw:
         return False
-    now_names = {f.lower() for f in functions} | {c.lower() for c in spec.get("clocks", ())}
-    for value in call.kw.values():
-        args = value.get("args") or [] if value.get("k") == "op" and value.get("op") == "add" else []
-        first = args[0] if args else {}
-        fn = first.get("fn") or {} if first.get("k") == "call" else {}
-        name = str(fn.get("name") or fn.get("sym") or "").rsplit(".", 1)[-1].lower()
-        if name in now_names:
-            return True
-    return False
+    return any(now_plus_amount(value, clocks) is not None for value in call.kw.values())
 
 
 def _sql_text(graph: GraphView, arg, ctx, sql) -> bool:

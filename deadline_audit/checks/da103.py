@@ -202,16 +202,16 @@ def _arms_again(graph: TimeoutGraph, callback: str, holder: str) -> bool:
 
 def _function_value(graph: TimeoutGraph, expr: Expr, ctx: Ctx) -> str | None:
     """The function a value names: `self._renew`, `r.renew`, `renew`, a closure."""
-    if expr.get("k") in ("ref", "fnref", "closure", "funclit") and expr.get("sym") in graph.functions:
+    if expr.get("k") in ("ref", "fnref") and expr.get("sym") in graph.functions:
         return expr["sym"]
-    if expr.get("k") in ("field", "attr", "method"):
+    if expr.get("k") in ("field", "method"):
         return graph.resolve_callee({**expr, "k": "method"}, ctx)
     sym = graph.resolve_sym(expr, ctx)
     if sym in graph.functions:
         return sym
     # a local holding a closure (`var renew func(); renew = func() { …; t.Reset(d) }`)
     values = [b.expr for b, _ in graph.bindings.get(sym or "", ())[:4]]
-    found = [v["sym"] for v in values if v.get("k") in ("fnref", "ref", "closure") and v.get("sym") in graph.functions]
+    found = [v["sym"] for v in values if v.get("k") in ("fnref", "ref") and v.get("sym") in graph.functions]
     return found[0] if len(found) == 1 else None
 
 

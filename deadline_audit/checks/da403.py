@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deadline_audit.config_tags import tagged_keys
+from deadline_audit.config_tags import DECODING_TAGS, tagged_keys
 from deadline_audit.durations import Quantity, format_go_duration_ns
 from deadline_audit.knobs import knob_index, loaded_config_files
 from deadline_audit.findings import Finding, Location, Related
@@ -100,7 +100,7 @@ def _config_numbers(graph: TimeoutGraph, options: dict, reported: set[str]) -> I
     loaded = set(loaded_config_files(graph, knob_index(graph), options))
     if not loaded:
         return
-    for sym, keys in sorted(tagged_keys(graph, ("json", "yaml", "toml", "mapstructure")).items()):
+    for sym, keys in sorted(tagged_keys(graph, DECODING_TAGS).items()):
         decl = graph.decls[sym]
         owner = sym.rsplit(".", 1)[0]
         if decl.type != w._GO_DURATION or sym in reported or any(

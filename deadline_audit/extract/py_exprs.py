@@ -14,6 +14,7 @@ import libcst as cst
 
 from deadline_audit.extract.py_index import PyIndex
 from deadline_audit.extract.py_scope import ClassInfo, Entry, FuncState, Scope, lookup
+from deadline_audit.extract.sql_leases import now_plus_amount
 from deadline_audit.facts import Binding, CallFact, Expr, FileFacts, SiteFact, Span, truthy
 from deadline_audit.extract.go_text import named_by_literal
 
@@ -711,35 +712,29 @@ class ExprMixin:
             return
         function = self.func.fact.sym if self.func is not None else None
         for column, value in kw.items():
-            args = value.get("args") or [] if value.get("k") == "op" and value.get("op") == "add" else []
-            if len(args) != 2 or not self._is_clock(args[0]):
+            amount = now_plus_amount(value, self.idx.sql.clocks)
+            if amount is None:
                 continue
-            amount = args[1]
-            fn = amount.get("fn") or {} if amount.get("k") == "call" else {}
-            if fn and (amount.get("kw") or {}).get("secs") is not None:  # `func.make_interval(secs=ttl)`
-                amount = amount["kw"]["secs"]
-            elif fn:
-                continue
+            if amount.get("k") == "call":  # `func.make_interval(secs=ttl)`: the seconds keyword
+                amount = next((amount["kw"][k] for k in self.idx.sql.amount_keywords if k in (amount.get("kw") or {})),
+                              None)
+                if amount is None:
+                    continue
             at = kw_spans.get(column, span)
             site = SiteFact(id=f"site:{self.path}:{at.line}:{at.column}", api=spec.api, role=spec.role, span=at,
                             value=amount, function=function,
                             group=f"site:{self.path}:{span.line}:{span.column}", unit="s")
-            if self._filters_lapsed(callee.get("x"), column):
+            if self._filters_lapsed(callee.get("x"), column, self.idx.sql.acquire_lookups):
                 site.extra["acquires"] = True
             self.facts.sites.append(site)
             if self.func is not None:
                 self.timer_values.append(amount)
 
-    def _is_clock(self, expr: Expr) -> bool:
-        fn = expr.get("fn") or {} if expr.get("k") == "call" else {}
-        name = str(fn.get("name") or fn.get("sym") or "").rsplit(".", 1)[-1].lower()
-        return bool(name) and name in self.idx.sql.clocks
-
     @staticmethod
-    def _filters_lapsed(chain: Expr | None, column: str) -> bool:
+    def _filters_lapsed(chain: Expr | None, column: str, lookups: frozenset[str]) -> bool:
         """`.filter(lease_expires_at__lt=now)` / `__isnull=True` earlier in the chain."""
         while isinstance(chain, dict) and chain.get("k") == "call":
-            if any(key.startswith(column + "__") and key.rsplit("__", 1)[-1] in ("lt", "lte", "isnull")
+            if any(key.startswith(column + "__") and key.rsplit("__", 1)[-1] in lookups
                    for key in chain.get("kw") or {}):
                 return True
             chain = (chain.get("fn") or {}).get("x")

@@ -42,12 +42,13 @@ def register(ctx: MarkContext, walker: Walker):
         loops.append((n.lineno, n.end_lineno or n.lineno, n.col_offset + 1))
 
     bound: dict[str, ast.Attribute] = {}  # `refresh = functools.partial(lock.reacquire)`
+    partials = {f.rsplit(".", 1)[-1] for f in ctx.catalog.table("python", "partials").get("funcs", ())}
 
     def assign(n: ast.Assign) -> None:
         value = n.value
         if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and isinstance(value, ast.Call) \
                 and value.args and isinstance(value.args[0], ast.Attribute) and value.args[0].attr in names \
-                and (getattr(value.func, "id", None) == "partial" or getattr(value.func, "attr", None) == "partial"):
+                and (getattr(value.func, "id", None) in partials or getattr(value.func, "attr", None) in partials):
             bound[n.targets[0].id] = value.args[0]
 
     def call(n: ast.Call) -> None:

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 
 from deadline_audit.catalog import Catalog, SiteSpec, sql_now_pattern
+from deadline_audit.facts import Expr
+
 
 def _param(i: int) -> str:
     """A placeholder, its groups numbered (a pattern may not repeat a group's name)."""
@@ -68,6 +70,8 @@ class SqlLeaseKnowledge:
         spec = catalog.file("leases").get("sql", {})
         self.methods = frozenset(spec.get(f"{lang}_methods", ()))
         self.builder_methods = frozenset(spec.get("builder_methods", ()))
+        self.amount_keywords = tuple(spec.get("builder_amount_keywords", ()))
+        self.acquire_lookups = frozenset(spec.get("acquire_lookups", ()))
         self.clocks = frozenset(f.lower() for f in (*spec.get("now_functions", ()), *spec.get("clocks", ())))
         prefix = "go:" if lang == "go" else "py:"
         self.sites = {unit: catalog.site(prefix + api) for unit, api in (spec.get("sites") or {}).items()}
@@ -103,3 +107,17 @@ def _acquires(text: str, column: str | None) -> bool:
     col = re.escape(column)
     return bool(re.search(rf"{col}\s*(?:<=?|is\s+null)|(?:>=?)\s*[\w.]*{col}\b|\bowner\w*\s+is\s+null", text,
                           re.IGNORECASE))
+
+
+def now_plus_amount(expr: Expr, clocks: frozenset[str]) -> Expr | None:
+    """`<clock>() + amount` as a query builder or ORM writes it (`func.now() +
+    func.make_interval(secs=ttl)`, `timezone.now() + timedelta(seconds=…)`): the amount,
+    else None. `clocks`: lower-case last names of the calls that give the current time."""
+    args = expr.get("args") or [] if expr.get("k") == "op" and expr.get("op") == "add" else []
+    if len(args) < 2 or args[0].get("k") != "call":
+        return None
+    fn = args[0].get("fn") or {}
+    name = str(fn.get("name") or fn.get("sym") or "").rsplit(".", 1)[-1].lower()
+    if not name or name not in clocks:
+        return None
+    return args[1] if len(args) == 2 else {"k": "op", "op": "add", "args": args[1:]}
