@@ -241,3 +241,18 @@ def test_states_named_through_cls_in_an_enums_classmethods():
     result = analyse("da30x_enum_classmethods")
     assert rule_findings(result, "DA301") == [("DA301", "da30x_enum_classmethods/sync/outcome.py", 19)]
     assert rule_findings(result, "DA302") == [("DA302", "da30x_enum_classmethods/sync/outcome.py", 31)]
+
+
+def test_a_loop_over_a_slice_of_rule_rows_classifies_by_its_rows():
+    # fixtures/da301_go_rule_table: rolloutPhase loops over a package slice of anonymous
+    # structs written without keys ({ErrX, PhaseFailed}) testing `errors.Is(err, m.target)`,
+    # then an errors.As check, then `return PhaseFailed` (DA301 at the final return).
+    # hookResult's rows are a local slice of named structs with matcher functions
+    # ({test: isErr(ErrX), result: …}) and fall back to HookUnknown: silent. stepState
+    # falls back to unknown, but one of its rows records context.DeadlineExceeded as
+    # StepFailed (DA302 at that row's state).
+    result = analyse("da301_go_rule_table")
+    assert rule_findings(result, "DA301") == [("DA301", "da301_go_rule_table/rollout/phase.go", 42)]
+    assert rule_findings(result, "DA302") == [("DA302", "da301_go_rule_table/rollout/steps.go", 22)]
+    f = finding_at(result, "DA301", "rollout/phase.go", 42)
+    assert "PhaseIndeterminate" in f.message

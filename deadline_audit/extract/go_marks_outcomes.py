@@ -7,7 +7,8 @@ Same markers as extract/py_marks_outcomes.py, on `FunctionFact.markers`:
   fallback), an `if`/`else if` ladder or a run of `if …{return}` ending in a `return`
   (form `if`), a lookup in a `map[K]V` literal (package-level or local) with a `, ok`
   fallback (form `map`: `v, ok := T[k]; if !ok {…}`, `if v, ok := T[k]; ok {return v}`
-  then `return …`), and a `select` (form `select`, read by DA302 only: `<-time.After(d)`).
+  then `return …`), a `range` loop over a slice of struct rows whose `if` returns the row's
+  state, then a `return` (form `table`: one branch per row), and a `select` (form `select`, read by DA302 only: `<-time.After(d)`).
   Branch `names` are the qualified names a test mentions (`context.DeadlineExceeded`,
   `<ip>.ErrRejected`, `<ip>.IsTimeout` for a helper, the declared type of `te` in
   `errors.As(err, &te)`, qualified types of a type switch), literals as written,
@@ -57,6 +58,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     permit_pattern = _permit_pattern(cat)
     ctx = tree.context()
     tables = _map_tables(tree.root_node, ctx)
+    rows = _Rows(tree.root_node, ctx)
     for decl in tree.root_node.named_children:
         if decl.type not in _FUNCS:
             continue
@@ -65,7 +67,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         if fn is None:
             continue
         try:
-            _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns), permit_pattern).run()
+            _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns), permit_pattern, rows).run()
         except (RecursionError, ValueError, TypeError, AttributeError):
             continue  # an odd function is not classified; the others are
 
@@ -82,6 +84,62 @@ def _map_tables(root: Any, ctx: GoMarkContext) -> dict[str, Any]:
         if lit.type == "composite_literal" and (lit.child_by_field_name("type") or lit).type == "map_type":
             out[ctx.text(name)] = lit
     return out
+
+
+class _Rows:
+    """Slices of struct literals (`var rules = []rule{{match: is(ErrX), state: Failed}, …}`)
+    and the field order of the file's struct types, for rows written without keys."""
+
+    def __init__(self, root: Any, ctx: GoMarkContext) -> None:
+        self.ctx = ctx
+        self.tables: dict[str, Any] = {}
+        for spec in top_level_specs(root, "var_declaration", "var_spec"):
+            name, value = spec.child_by_field_name("name"), spec.child_by_field_name("value")
+            if name is not None and value is not None and value.named_children and \
+                    _is_slice_literal(value.named_children[0]):
+                self.tables[ctx.text(name)] = value.named_children[0]
+        self.structs: dict[str, list[str]] = {}
+        for spec in top_level_specs(root, "type_declaration", "type_spec"):
+            name, ty = spec.child_by_field_name("name"), spec.child_by_field_name("type")
+            if name is not None and ty is not None and ty.type == "struct_type":
+                self.structs[ctx.text(name)] = self.fields(ty)
+
+    def fields(self, struct: Any) -> list[str]:
+        out: list[str] = []
+        for lst in struct.named_children:
+            for decl in lst.named_children if lst.type == "field_declaration_list" else ():
+                out.extend(self.ctx.text(n) for n in decl.children_by_field_name("name"))
+        return out
+
+    def row_fields(self, lit: Any) -> list[tuple[dict[str, Any], Any]]:
+        """Each row of a slice literal as {field: value node}, with the row's node."""
+        element = lit.child_by_field_name("type").child_by_field_name("element")
+        order = self.fields(element) if element is not None and element.type == "struct_type" else \
+            self.structs.get(self.ctx.text(element) if element is not None else "", [])
+        body = lit.child_by_field_name("body")
+        rows = []
+        for el in (body.named_children if body is not None else []):
+            row = el.named_children[0] if el.type == "literal_element" and el.named_children else el
+            if row.type == "composite_literal":
+                row = row.child_by_field_name("body")
+            if row is None or row.type != "literal_value":
+                continue
+            values: dict[str, Any] = {}
+            for i, part in enumerate(c for c in row.named_children if c.type != "comment"):
+                if part.type == "keyed_element":
+                    kv = [p.named_children[0] if p.type == "literal_element" and p.named_children else p
+                          for p in part.named_children if p.type != "comment"]
+                    if len(kv) == 2:
+                        values[self.ctx.text(kv[0])] = kv[1]
+                elif part.type == "literal_element" and part.named_children and i < len(order):
+                    values[order[i]] = part.named_children[0]
+            rows.append((values, el))
+        return rows
+
+
+def _is_slice_literal(node: Any) -> bool:
+    ty = node.child_by_field_name("type") if node.type == "composite_literal" else None
+    return ty is not None and ty.type in ("slice_type", "array_type", "implicit_length_array_type")
 
 
 def _doc_words(decl: Any, ctx: GoMarkContext, is_noun: WorkNouns) -> list[str]:
@@ -124,8 +182,9 @@ def _last_assignment(stmts: list[Any], i: int) -> Any:
 
 class _Function:
     def __init__(self, ctx: GoMarkContext, fn: FunctionFact, decl: Any, tables: dict[str, Any],
-                 scope: list[str], permit_pattern: re.Pattern[str]) -> None:
+                 scope: list[str], permit_pattern: re.Pattern[str], rows: _Rows) -> None:
         self.ctx = ctx
+        self.rows = rows
         self.permit_pattern = permit_pattern
         self.fn = fn
         self.decl = decl
@@ -142,6 +201,7 @@ class _Function:
         body = self.decl.child_by_field_name("body")
         stmts = _statements(body)
         self.tables = dict(self.tables)
+        self.row_tables = dict(self.rows.tables)
         for st in stmts:  # the function's own `table := map[K]V{…}`
             if st.type == "short_var_declaration":
                 left, right = st.child_by_field_name("left"), st.child_by_field_name("right")
@@ -150,6 +210,8 @@ class _Function:
                     lit = right.named_children[0]
                     if (lit.child_by_field_name("type") or lit).type == "map_type":
                         self.tables[self.ctx.text(left.named_children[0])] = lit
+                    elif _is_slice_literal(lit):
+                        self.row_tables[self.ctx.text(left.named_children[0])] = lit
         self.block(stmts)
         self.summaries(stmts)
         for marker in self.found:
@@ -187,6 +249,8 @@ class _Function:
             elif t == "short_var_declaration" and i + 1 < len(stmts):
                 self.map_lookup(st, stmts[i + 1])
             elif t in ("for_statement", "labeled_statement"):
+                if t == "for_statement":
+                    self.loop_table(st, stmts[i + 1:])
                 for c in st.named_children:
                     if c.type == "block":
                         self.block(_statements(c))
@@ -197,6 +261,80 @@ class _Function:
             elif t == "select_statement":
                 self.select(st)
             i += 1
+
+    def loop_table(self, loop: Any, rest: list[Any]) -> None:
+        """`for _, r := range rules { if r.match(err) { return r.state } }` over a slice of
+        struct rows, then the `return` after it (the `if …{return}` checks between them
+        are branches too): one branch per row, named by what the row's test fields hold."""
+        clause = next((c for c in loop.named_children if c.type == "range_clause"), None)
+        body = loop.child_by_field_name("body")
+        if clause is None or body is None:
+            return
+        left, right = clause.child_by_field_name("left"), clause.child_by_field_name("right")
+        if left is None or right is None or self.ctx.text(right) not in self.row_tables:
+            return
+        var = self.ctx.text(left.named_children[-1]) if left.named_children else ""
+        stmts = _statements(body)
+        if len(stmts) != 1 or stmts[0].type != "if_statement" or \
+                stmts[0].child_by_field_name("alternative") is not None:
+            return
+        cond = stmts[0].child_by_field_name("condition")
+        returned = _statements(stmts[0].child_by_field_name("consequence"))
+        value = returned[-1].named_children[0] if returned and returned[-1].type == "return_statement" and \
+            returned[-1].named_children else None
+        if value is not None and value.type == "expression_list":
+            value = value.named_children[0] if value.named_children else None
+        state_field = self._field_of(var, value)
+        if cond is None or state_field is None:
+            return
+        tests = {f for f in self._fields_used(var, cond) if f != state_field}
+        end = 0  # `var te *TimeoutError` declares what a check after the loop tests
+        while end < len(rest) and (rest[end].type == "var_declaration" or rest[end].type == "if_statement" and
+                                   rest[end].child_by_field_name("alternative") is None and
+                                   self._ends_in_return(rest[end])):
+            end += 1
+        if not tests or end >= len(rest) or rest[end].type != "return_statement":
+            return
+        branches = []
+        for values, row in self.rows.row_fields(self.row_tables[self.ctx.text(right)]):
+            state = values.get(state_field)
+            if state is None:
+                continue
+            line, col = self.ctx.at(state)
+            names = [n for f in sorted(tests) if f in values for n in self.names(values[f])]
+            inputs = [self.ctx.text(values[f])[:80] for f in sorted(tests) if f in values]
+            branches.append({"inputs": inputs, "names": names, "line": line, "col": col, "fallback": False,
+                             "outcomes": [{"how": "return", "expr": self.enc(state), "line": line, "col": col}]})
+        for check in rest[:end]:
+            if check.type != "if_statement":
+                continue
+            c = check.child_by_field_name("condition")
+            branches.append(self.branch([self.ctx.text(c)[:80]], self.names(c), check.child_by_field_name("consequence"), c))
+        line, col = self.ctx.at(rest[end])
+        branches.append({"inputs": [], "names": [], "line": line, "col": col, "fallback": True,
+                         "outcomes": self.outcomes([rest[end]])})
+        self.add("table", loop, branches)
+
+    def _field_of(self, var: str, node: Any) -> str | None:
+        """`r.state` -> "state" when r is `var`."""
+        if node is None or node.type != "selector_expression":
+            return None
+        operand, field = node.child_by_field_name("operand"), node.child_by_field_name("field")
+        if operand is None or field is None or self.ctx.text(operand) != var:
+            return None
+        return self.ctx.text(field)
+
+    def _fields_used(self, var: str, node: Any) -> set[str]:
+        found: set[str] = set()
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            field = self._field_of(var, n)
+            if field is not None:
+                found.add(field)
+            else:
+                stack.extend(n.named_children)
+        return found
 
     def _after_permit_wait(self, st: Any, previous: Any) -> bool:
         """`if err := sem.Acquire(ctx, 1); err != nil {…}`, or the same after `err := …`."""
