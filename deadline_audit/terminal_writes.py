@@ -87,6 +87,7 @@ class TerminalWrites:
         self.derivations = set(go.get("deadline_derivations", ())) | set(go.get("plain_derivations", ()))
         self._readers = tuple(go.get("context_readers", ()))
         self._tx_starts = frozenset(go.get("transaction_starts", ()))
+        self._go_persist = frozenset(go.get("persist_verbs", ()))
         self._value_methods = frozenset(go.get("context_value_methods", ()))
         self.graph = graph
         self._writer: dict[str, bool] = {}
@@ -132,7 +133,7 @@ class TerminalWrites:
         if self._wraps_sql({"fn": call.callee}):
             return False  # `text("UPDATE …")` builds the statement; executing it is the write
         if any(self._sql(a) or self._orm_update(a) for a in call.args) or self._sets_columns(call) \
-                or self._persists_state(call) or self._executes_status_update(call, path):
+                or self._persists_state(call, path) or self._executes_status_update(call, path):
             return True
         target = self._target(call, path)
         if target is not None:
@@ -511,10 +512,12 @@ class TerminalWrites:
             value = resolved if isinstance(resolved, str) else None
         return value is not None and self.not_an_end(value)
 
-    def _persists_state(self, call: CallFact) -> bool:
+    def _persists_state(self, call: CallFact, path: str | None = None) -> bool:
         """`job.status = "done"` earlier in the function (extract/py_marks_scopes.py
         `state_set`), and this is the first persisting call after it (`session.commit()`,
         `job.save()`): the call that saves the final state."""
+        if self.graph is not None and (call.function or "").startswith("sym:go:"):
+            return self._persists_go_object(call, path)
         if self.graph is None or call.callee.get("k") != "method" or call.callee.get("name") not in self._persist:
             return False
         entry = self.graph.functions.get(call.function or "")
@@ -531,6 +534,29 @@ class TerminalWrites:
             and last["line"] < c.span.line < call.span.line
             for c, _ in self.graph.calls_in.get(call.function, ()))
         return not persisted_between
+
+    def _persists_go_object(self, call: CallFact, path: str | None) -> bool:
+        """`run.Status.Phase = phase` earlier in the function (extract/go_marks_outcomes.py
+        `state_set`), then a call given `run` (or `&run`, `run.Status`) whose name begins
+        with a persisting verb (`r.Status().Update(ctx, run)`, `db.Save(&job)`): the call that
+        records the state, unless the value set last is not an end (`RunRunning`)."""
+        name = self.name_of(call)
+        if call.callee.get("k") not in ("method", "ext") or not name or \
+                not (tokens(name) or [""])[0] in self._go_persist:
+            return False
+        entry = self.graph.functions.get(call.function or "")
+        if entry is None:
+            return False
+        given = [p for p in map(_field_path, call.args) if p]
+        sets = [m for m in entry[0].markers if m.get("m") == "state_set" and "object" in m and
+                m["line"] <= call.span.line and any(_field_path(m["object"])[:len(p)] == p for p in given)]
+        if not sets:
+            return False
+        value = max(sets, key=lambda m: m["line"]).get("value") or {}
+        if value.get("k") != "str" and not str(value.get("sym", "")).startswith("sym:go:") or \
+                str(value.get("sym", "")).startswith(f"{call.function}."):
+            return True  # a local or a computed value: whichever state the code chose
+        return not self._never_state(value, path)
 
     def _columns_written(self, call: CallFact) -> dict[str, Any] | None:
         """column (lowercase, snake_case) -> value expression, for a column-update call."""
@@ -622,3 +648,14 @@ class TerminalWrites:
     @staticmethod
     def _noun(token: str, nouns: set[str]) -> bool:
         return token in nouns or (token.endswith("s") and token[:-1] in nouns)
+
+
+def _field_path(expr: Any) -> tuple[str, ...]:
+    """`run.Status` as ("sym…run", "Status"); () for anything but a name and its fields."""
+    names: list[str] = []
+    while isinstance(expr, dict) and expr.get("k") == "field":
+        names.append(str(expr.get("name")))
+        expr = expr.get("x")
+    if not isinstance(expr, dict) or expr.get("k") != "ref":
+        return ()
+    return (str(expr.get("sym")), *reversed(names))

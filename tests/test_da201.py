@@ -290,3 +290,17 @@ def test_the_context_of_an_errgroup_derived_from_the_work_deadline():
     # itself: an error at line 36. Rebuild records under context.WithoutCancel: silent.
     result = analyse("da201_errgroup_ctx")
     assert rule_findings(result, "DA201") == [("DA201", "da201_errgroup_ctx/builds/builder.go", 36)]
+
+
+def test_an_object_whose_status_was_set_is_recorded_by_the_call_given_it():
+    # fixtures/da201_status_object: Runner.Run sets b.State (broken or passed) and then
+    # hands b to r.builds.UpdateBuild(ctx, b) under the build's WithTimeout budget (line 49);
+    # Reconciler.start sets p.Status.Phase = "Failed" and writes the status subresource
+    # with r.client.Status().Update(sctx, p) on the deadline's context (line 46). Silent:
+    # the Save of a `BuildCompiling` state (not an end), accept's "Running" phase, and
+    # Retry's Save on context.WithoutCancel.
+    result = analyse("da201_status_object")
+    assert rule_findings(result, "DA201") == [
+        ("DA201", "da201_status_object/builds/compile.go", 49),
+        ("DA201", "da201_status_object/builds/status.go", 46),
+    ]

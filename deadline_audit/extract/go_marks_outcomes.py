@@ -50,9 +50,16 @@ def _compiled_permit_pattern(methods_go: tuple[str, ...], limiter_words: tuple[s
     return re.compile(rf"\.(?:{methods})\(|(?i:{words})\w*\.(?:{waits})\(")
 
 
+def queries(catalog: Catalog) -> dict[str, str]:
+    return {"outcomes.state_set": """
+        (assignment_statement left: (expression_list (selector_expression) @lhs) right: (expression_list)) @assign
+    """}
+
+
 def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     if not facts.functions:
         return
+    _state_sets(tree, catalog)
     cat = catalog.file("outcomes")
     nouns = work_nouns(tuple(cat.get("work_nouns", ())))
     permit_pattern = _permit_pattern(cat)
@@ -70,6 +77,41 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             _Function(ctx, fn, decl, tables, _doc_words(decl, ctx, nouns), permit_pattern, rows).run()
         except (RecursionError, ValueError, TypeError, AttributeError):
             continue  # an odd function is not classified; the others are
+
+
+def _state_sets(tree: Any, catalog: Catalog) -> None:
+    """`run.Status.Phase = keelv1.RunFailed`: a field named as a status column ([sql]
+    columns of terminal_writes.toml, as snake_case) set on an object, as a `state_set`
+    marker `{"attr", "object", "value", "line", "col"}` of the innermost function: the call
+    that later persists that object records the state (terminal_writes.py)."""
+    columns = set(catalog.file("terminal_writes").get("sql", {}).get("columns", ()))
+    ctx = None
+    for caps in tree.matches("outcomes.state_set"):
+        assign, lhs = caps["assign"][0], caps["lhs"][0]
+        left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+        op = assign.child_by_field_name("operator")
+        if left is None or right is None or len(left.named_children) != 1 or len(right.named_children) != 1 or \
+                (op is not None and op.type != "="):
+            continue
+        field, operand = lhs.child_by_field_name("field"), lhs.child_by_field_name("operand")
+        if field is None or operand is None:
+            continue
+        ctx = ctx or tree.context()
+        attr = ctx.text(field)
+        if _CAMEL.sub("_", attr).lower() not in columns:
+            continue
+        fn = ctx.function_at(assign)
+        if fn is None:
+            continue
+        line, col = ctx.at(assign)
+        value = right.named_children[0]
+        fn.markers.append({"m": "state_set", "attr": attr, "object": ctx.expr(operand, fn),
+                           "value": {"k": "str", "v": ctx.text(value)[1:-1][:80]}
+                           if value.type in ("interpreted_string_literal", "raw_string_literal")
+                           else ctx.expr(value, fn), "line": line, "col": col})
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _map_tables(root: Any, ctx: GoMarkContext) -> dict[str, Any]:
