@@ -461,3 +461,15 @@ def test_a_ttl_read_through_a_property_of_a_policy_object():
     result = analyse("da103_policy_property")
     assert rule_findings(result, "DA103") == [("DA103", "da103_policy_property/agents/owner.py", 20)]
     assert "30 s" in finding_at(result, "DA103", "agents/owner.py", 20).message
+
+
+def test_statement_parameters_kept_in_a_field_and_statements_wrapped_in_a_constant():
+    # fixtures/da103_sql_params_field: ExportClaim binds its statement's parameters once in
+    # __init__ (`self.bind = {"hold": hold, …}`) and its keeper thread runs
+    # `cur.execute(EXTEND, self.bind)` every 45 s against a 30 s hold (line 35, the wait).
+    # MirrorClaim's statement is a module constant wrapping `sqlalchemy.text(…)` with a
+    # `:hold` bound from `self.params`; it refreshes every 30 s for a 120 s hold: silent.
+    result = analyse("da103_sql_params_field")
+    assert rule_findings(result, "DA103") == [("DA103", "da103_sql_params_field/exports/claims.py", 35)]
+    f = finding_at(result, "DA103", "exports/claims.py", 35)
+    assert any(r.location.line == 37 for r in f.related)

@@ -680,7 +680,7 @@ class ExprMixin:
         text = self._statement_text(args[0])
         if not text:
             return
-        params = args[1] if len(args) == 2 and args[1].get("k") == "dict" else None
+        params = self._parameters_dict(args[1]) if len(args) == 2 else None
         function = self.func.fact.sym if self.func is not None else None
         for bind in self.idx.sql.binds(text):
             value = None
@@ -700,6 +700,16 @@ class ExprMixin:
             self.facts.sites.append(site)
             if self.func is not None:
                 self.timer_values.append(value)
+
+    def _parameters_dict(self, arg: Expr) -> Expr | None:
+        """The parameters of a statement: a dict literal, or a name or field bound to one
+        earlier in this file (`self._params = {"ttl": ttl, …}` in `__init__`)."""
+        if arg.get("k") == "dict":
+            return arg
+        if arg.get("k") != "ref":
+            return None
+        bound = next((b.expr for b in reversed(self.facts.bindings) if b.sym == arg.get("sym")), None)
+        return bound if bound is not None and bound.get("k") == "dict" else None
 
     def builder_lease_sites(self, callee: Expr, kw: dict[str, Expr], kw_spans: dict[str, Span], span: Span) -> None:
         """A query builder or ORM setting a column to now plus an amount
@@ -741,15 +751,14 @@ class ExprMixin:
         return False
 
     def _statement_text(self, expr: Expr) -> str | None:
-        if expr.get("k") == "call" and expr.get("args"):  # `text("UPDATE …")`
-            expr = expr["args"][0]
-        if expr.get("k") == "str":
-            return expr.get("v")
+        """The SQL of a statement argument: a literal, in a wrapper (`text("UPDATE …")`), or
+        a module constant of this file bound to either (`_RENEW = sa.text("UPDATE …")`)."""
         if expr.get("k") == "ref":
             bound = [b.expr for b in self.facts.bindings if b.sym == expr["sym"] and b.function is None]
-            if len(bound) == 1 and bound[0].get("k") == "str":
-                return bound[0].get("v")
-        return None
+            expr = bound[0] if len(bound) == 1 else expr
+        if expr.get("k") == "call" and expr.get("args"):
+            expr = expr["args"][0]
+        return expr.get("v") if expr.get("k") == "str" else None
 
     def emit_sites(self, specs: list[Any], span: Span, args: list[Expr],
                    kw: dict[str, Expr], kw_spans: dict[str, Span]) -> None:
