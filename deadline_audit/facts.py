@@ -60,7 +60,7 @@ from typing import Any, Iterator
 
 Expr = dict[str, Any]
 
-FACTS_VERSION = 5  # bump when a shape below changes: it is part of the cache key
+FACTS_VERSION = 6  # bump when a shape below changes: it is part of the cache key
 
 
 @dataclass
@@ -90,6 +90,7 @@ class SymbolDecl:
     tags: dict[str, str] = field(default_factory=dict)  # Go struct tags: {"json": "timeout", "env": "X"}
     embedded: bool = False  # Go embedded field (of a WRAPPED_SCALARS type: the wrapper's whole value)
     bases: list[str] = field(default_factory=list)  # Python class: its bases, qualified (`builtins.TimeoutError`)
+    item_type: str | None = None  # Python field `dict[str, Model]` / `list[Model]`: the type of its items
 
 
 @dataclass

@@ -75,10 +75,30 @@ def _nested_keys(graph: "TimeoutGraph", fields: dict[str, list[str]], owner: str
         key = prefix + sym.rsplit(".", 1)[-1]
         out.append((sym, key))
         decl = graph.decls.get(sym)
-        nested = "sym:" + decl.type if decl is not None and decl.type and decl.type.startswith("py:") else None
-        if nested in fields and nested != owner and depth < 4:
+        if decl is None or depth >= 4:
+            continue
+        nested = _model_class(decl.type, fields)
+        if nested is not None and nested != owner:
             out.extend(_nested_keys(graph, fields, nested, key + ".", depth + 1))
+        item = _model_class(decl.item_type, fields)
+        if item is not None and item != owner:
+            # `carriers: dict[str, CarrierProfile]`: every table under `carriers.` (by
+            # name, or by index in a list) validates into one CarrierProfile
+            for part in _parts_under(graph, key + "."):
+                out.extend(_nested_keys(graph, fields, item, f"{key}.{part}.", depth + 1))
     return out
+
+
+def _model_class(type_name: str | None, fields: dict[str, list[str]]) -> str | None:
+    nested = "sym:" + type_name if type_name and type_name.startswith("py:") else None
+    return nested if nested in fields else None
+
+
+def _parts_under(graph: "TimeoutGraph", prefix: str) -> list[str]:
+    """The names (or list indices) of the tables right under `prefix` in the config files."""
+    parts = {key[len(prefix):].split(".", 1)[0] for key in graph.config_values
+             if key.startswith(prefix) and "." in key[len(prefix):]}
+    return sorted(parts)
 
 
 def _validated_documents(graph: "TimeoutGraph", settings: dict, fields: dict[str, list[str]]):

@@ -59,6 +59,11 @@ def alternatives(graph: TimeoutGraph, expr: Expr, ctx: Ctx, function: str, befor
                      and not _other_case(graph, function, b.span.line, before)]
             if len(every) > 1 and binds:
                 return [(b.expr, ctx) for b in binds]
+        tables = [b.expr for b, _ in graph.bindings.get(sym, ())]
+        if len(tables) > 1 and all(t.get("k") == "cfg" for t in tables):
+            # a model field filled from several tables (`carriers.ups.…`, `carriers.dhl.…`,
+            # settings_tables.py): each table's value reaches the code
+            return [(t, ctx) for t in tables]
     return [(expr, ctx)]
 
 

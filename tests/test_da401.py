@@ -321,3 +321,17 @@ def test_a_getattr_default_reaches_the_clamp():
     # under the ceiling.
     result = analyse("da401_getattr_default")
     assert rule_findings(result, "DA401") == [("DA401", "da401_getattr_default/tools/budget.py", 10)]
+
+
+def test_tables_of_models_under_a_list_or_a_dict_field_each_reach_the_clamp():
+    # fixtures/da401_model_tables: Fleet validates deploy/fleet.yaml with `agents:
+    # list[AgentSpec]` and `queues: dict[str, QueueSpec]`. Each agent's run_timeout_s
+    # reaches `min(spec.run_timeout_s, MAX_AGENT_RUN_S)` (1800 s): the transcoder's 3600 is
+    # cut (line 7), the indexer's 900 is not. The queues' poll_timeout_s (20 and 5) stay
+    # within MAX_POLL_WAIT_S = 20 (equal is fine). The transcoder's 3600 is also 12× the
+    # field's compiled default (DA502, info).
+    result = analyse("da401_model_tables")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_model_tables/deploy/fleet.yaml", 7)]
+    assert rule_findings(result, "DA502") == [("DA502", "da401_model_tables/deploy/fleet.yaml", 7)]
+    f = finding_at(result, "DA401", "deploy/fleet.yaml", 7)
+    assert [r.location.line for r in f.related] == [15]

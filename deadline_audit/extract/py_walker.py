@@ -139,8 +139,29 @@ class Extractor(ExprMixin):
                 default, aliases = _settings_default(node.value, value)
                 cls.settings_fields.append((name, default, aliases, span))
                 self.declare(cls.sym + "." + name, "field", span, type_name, None)
+                self._note_item_type(cls.sym + "." + name, node.annotation.annotation)
                 return
         self.bind_slot(slot, value, span, node.value, type_name)
+        if cls is not None and isinstance(node.target, cst.Name):
+            self._note_item_type(cls.sym + "." + node.target.value, node.annotation.annotation)
+
+    def _note_item_type(self, sym: str, annotation: cst.BaseExpression) -> None:
+        """`carriers: dict[str, CarrierProfile]`, `stages: list[Stage]`: the type of the
+        items (catalog python.toml [containers]), on the field's declaration."""
+        if not isinstance(annotation, cst.Subscript) or not annotation.slice:
+            return
+        outer = name_chain(annotation.value)
+        containers = self.idx.catalog.file("python").get("containers", {})
+        if not outer or not (outer[-1] in containers.get("mappings", ()) or outer[-1] in containers.get("sequences", ())):
+            return
+        part = annotation.slice[-1 if outer[-1] in containers.get("mappings", ()) else 0].slice
+        item = self.type_name(part.value) if isinstance(part, cst.Index) else None
+        if item is None:
+            return
+        for decl in reversed(self.facts.decls):
+            if decl.sym == sym:
+                decl.item_type = item
+                return
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         span = self.pos("augassign", node)
