@@ -552,11 +552,27 @@ class TerminalWrites:
                 m["line"] <= call.span.line and any(_field_path(m["object"])[:len(p)] == p for p in given)]
         if not sets:
             return False
+        if not self._names_work(max(sets, key=lambda m: m["line"])["object"], path) and not any(
+                self._noun(t, self.work) for t in tokens(name) + self._receiver_tokens(call.callee)):
+            return False  # a protection rule's or a user's state is not how work ended
         value = max(sets, key=lambda m: m["line"]).get("value") or {}
         if value.get("k") != "str" and not str(value.get("sym", "")).startswith("sym:go:") or \
                 str(value.get("sym", "")).startswith(f"{call.function}."):
             return True  # a local or a computed value: whichever state the code chose
         return not self._never_state(value, path)
+
+    def _names_work(self, obj: Expr, path: str | None) -> bool:
+        """The object is a unit of work by its name or its type (`run`, `b *store.Build`)."""
+        root = _field_path(obj)[:1]
+        if not root:
+            return False
+        words = tokens(root[0].rsplit(".", 1)[-1])
+        if self.graph is not None and path is not None:
+            from deadline_audit.graph import Ctx
+
+            type_name = self.graph.type_of({"k": "ref", "sym": root[0]}, Ctx(path)) or ""
+            words += tokens(type_name.removeprefix("py:").rsplit("/", 1)[-1].rsplit(".", 1)[-1])
+        return any(self._noun(t, self.work) for t in words)
 
     def _columns_written(self, call: CallFact) -> dict[str, Any] | None:
         """column (lowercase, snake_case) -> value expression, for a column-update call."""

@@ -297,8 +297,9 @@ def test_an_object_whose_status_was_set_is_recorded_by_the_call_given_it():
     # hands b to r.builds.UpdateBuild(ctx, b) under the build's WithTimeout budget (line 49);
     # Reconciler.start sets p.Status.Phase = "Failed" and writes the status subresource
     # with r.client.Status().Update(sctx, p) on the deadline's context (line 46). Silent:
-    # the Save of a `BuildCompiling` state (not an end), accept's "Running" phase, and
-    # Retry's Save on context.WithoutCancel.
+    # the Save of a `BuildCompiling` state (not an end), accept's "Running" phase,
+    # Retry's Save on context.WithoutCancel, and Suspend's `acct.State = "suspended"`
+    # saved by `accounts.Update(ctx, acct)`: an account is no unit of work.
     result = analyse("da201_status_object")
     assert rule_findings(result, "DA201") == [
         ("DA201", "da201_status_object/builds/compile.go", 49),
