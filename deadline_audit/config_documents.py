@@ -13,6 +13,7 @@ from typing import Any, Callable
 from deadline_audit.facts import Expr
 
 _MAX_DEPTH = 14
+ANY_ENTRY = "*"  # a key path step: every entry of a list (by index) or a table (by name)
 _MAX_PATHS = 8
 
 # (sym) -> bindings of that symbol; (sym) -> (argument expr, its resolver) or None
@@ -47,6 +48,9 @@ def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings
         return _helper_keys(expr, loaders, bindings, argument, depth, helper)
     if k == "or" and expr.get("args"):  # `yaml.safe_load(fh) or {}`
         return document_keys(expr["args"][0], loaders, bindings, argument, depth + 1, helper)
+    if k == "each":  # `for suite in doc["suites"]`: any entry of that list or table
+        inner = document_keys(expr.get("x"), loaders, bindings, argument, depth + 1, helper)
+        return None if inner is None else [path + [ANY_ENTRY] for path in inner]
     if k == "ref":
         sym = expr["sym"]
         if argument is not None:

@@ -25,7 +25,7 @@ from deadline_audit.analysis.instances import object_fields
 from deadline_audit.analysis.lease_queries import LeaseQueries
 from deadline_audit.analysis.summaries import env_reader
 from deadline_audit.catalog import Catalog, SiteSpec
-from deadline_audit.config_documents import document_keys, key_read
+from deadline_audit.config_documents import ANY_ENTRY, document_keys, key_read
 from deadline_audit.durations import Quantity, evaluate, parse_duration_text
 from deadline_audit.facts import (WRAPPED_SCALARS, Binding, CallFact, Expr, FileFacts, FunctionFact, SiteFact, SymbolDecl,
                                   walk_exprs as _walk)
@@ -35,6 +35,7 @@ from deadline_audit.testfiles import TestFiles
 SCENARIOS = ("effective", "default")
 HARD_ROLES = ("transport_deadline", "context_deadline", "read_timeout")
 _MAX_DEPTH = 40
+_MAX_ENTRY_READS = 32  # keys read from the entries of one iterated list or table
 
 
 @dataclass
@@ -510,6 +511,9 @@ class TimeoutGraph(LeaseQueries):
         default = args[1] if len(args) > 1 else None
         reads = []
         for keys in paths or ():
+            if ANY_ENTRY in keys:  # every entry of a list or table the code iterates
+                reads.extend(self._entry_reads(keys, default))
+                continue
             dotted = ".".join(keys)
             values = self.config_values.get(dotted, ())
             if keys and len(values) == 1 and PurePosixPath(values[0][0]).name in self._named_config_files():
@@ -520,6 +524,22 @@ class TimeoutGraph(LeaseQueries):
             return None
         # a helper reading several tables (one per call): each value, as alternatives
         return reads[0] if len(reads) == 1 else {"k": "choice", "args": reads}
+
+    def _entry_reads(self, keys: list[str], default: Expr | None) -> list[Expr]:
+        """`suites.*.request_timeout_s`: the key of every entry that has it, in the config
+        files the program names (each entry's value is one the code may read)."""
+        reads: list[Expr] = []
+        named = self._named_config_files()
+        for dotted, values in self.config_values.items():
+            parts = dotted.split(".")
+            if len(parts) != len(keys) or not all(k == ANY_ENTRY or k == p for k, p in zip(keys, parts)):
+                continue
+            for file, _ in values:
+                if PurePosixPath(file).name in named:
+                    reads.append({"k": "cfg", "key": dotted, "file": file, "default": default})
+            if len(reads) >= _MAX_ENTRY_READS:
+                break
+        return reads
 
     def _document_loaders(self) -> frozenset[str]:
         found = self._memo.get(("_document_loaders",))

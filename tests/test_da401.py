@@ -335,3 +335,16 @@ def test_tables_of_models_under_a_list_or_a_dict_field_each_reach_the_clamp():
     assert rule_findings(result, "DA502") == [("DA502", "da401_model_tables/deploy/fleet.yaml", 7)]
     f = finding_at(result, "DA401", "deploy/fleet.yaml", 7)
     assert [r.location.line for r in f.related] == [15]
+
+
+def test_each_entry_of_an_iterated_config_list_or_table_reaches_the_clamp():
+    # fixtures/da401_iterated_entries: `for entry in raw["suites"]` hands each suite of
+    # conf/suites.json to _scoring_timeout, which clamps `entry.get("scoring_timeout_s")`
+    # at 300 s: the longform suite's 900 is cut (line 5), 60 and 300 are not. A dict
+    # comprehension over `doc["exports"].items()` hands each export of conf/exports.yaml to
+    # _export_budget (ceiling 1800 s): weekly's 3600 is cut (line 5), 900 and 600 are not.
+    result = analyse("da401_iterated_entries")
+    assert rule_findings(result, "DA401") == [
+        ("DA401", "da401_iterated_entries/conf/exports.yaml", 5),
+        ("DA401", "da401_iterated_entries/conf/suites.json", 5),
+    ]

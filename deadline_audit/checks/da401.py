@@ -57,6 +57,10 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
                  and (alt.get("fn") or {}).get("name") == "getattr" and len(alt.get("args") or ()) == 3]
         # `d := budgets[profile]`: every value of the looked-up literal may reach it
         alts += [entry for alt, a_ctx in list(alts) for entry in w.lookup_entries(graph, alt, a_ctx)]
+        # `suite.get("request_timeout_s")` for each entry of an iterated config list: each
+        # entry's value (several values, one unresolved `value` below)
+        alts += [entry for alt, a_ctx in list(alts) if graph.seconds(alt, a_ctx, unit, "effective") is None
+                 for entry in w.sent_alternatives(graph, alt, a_ctx) if entry[0] is not alt]
         for alt, alt_ctx in alts:
             if same_expr(alt, clamp.bound) or (linked and w.feeders(graph, alt, alt_ctx) & linked):
                 continue

@@ -127,6 +127,7 @@ class ExprMixin:
     store: Expr | None  # the assignment target of the statement being converted
     classes: dict[str, ClassInfo]
     comp_names: list[set[str]]
+    comp_elements: list[dict[str, list[Expr]]]  # per comprehension: its variables' uses so far
     pending_names: list[tuple[Expr, Scope, str]]
     pending_calls: list[tuple[Expr, Any, dict[str, Expr], Span, str | None]]
     timer_values: list[Expr]
@@ -173,6 +174,14 @@ class ExprMixin:
             placeholder = unknown(name)
             self.pending_names.append((placeholder, self.scope, name))
             return placeholder
+        if entry.kind == "local" and not entry.sym and self.comp_elements:
+            # a comprehension variable: an element of its iterable, known once the
+            # iterable (written after it) is read (`_comprehension`)
+            for names in reversed(self.comp_elements):
+                if name in names:
+                    placeholder = unknown(name)
+                    names[name].append(placeholder)
+                    return placeholder
         return self.entry_value(entry, name)
 
     def entry_value(self, entry: Entry, name: str) -> Expr:
@@ -441,6 +450,8 @@ class ExprMixin:
             self._target_names(comp.target, names)
             comp = comp.inner_for_in
         self.comp_names.append(names)
+        uses: dict[str, list[Expr]] = {n: [] for n in names}
+        self.comp_elements.append(uses)
         try:
             if isinstance(node, cst.DictComp):
                 self.expr(node.key)
@@ -450,12 +461,17 @@ class ExprMixin:
             comp = node.for_in
             while comp is not None:
                 self.expr(comp.target)
-                self.expr(comp.iter)
+                iterable = self.expr(comp.iter)
+                for name, element in element_bindings(comp.target, iterable):
+                    for placeholder in uses.get(name, ()):
+                        placeholder.clear()
+                        placeholder.update(element)
                 for cond in comp.ifs:
                     self.expr(cond.test)
                 comp = comp.inner_for_in
         finally:
             self.comp_names.pop()
+            self.comp_elements.pop()
         return unknown(type(node).__name__)
 
     def _target_names(self, node: cst.CSTNode, out: set[str]) -> None:
@@ -850,3 +866,16 @@ def _mentions(expr: object, wanted: Expr) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return False
+
+
+def element_bindings(target: cst.BaseExpression, iterable: Expr) -> list[tuple[str, Expr]]:
+    """What a loop variable holds: `for t in tools` -> t is an element of `tools`; `for
+    name, spec in table.items()` -> spec is one of the values of `table`. Other targets
+    hold nothing this analysis names."""
+    if isinstance(target, cst.Name):
+        return [(target.value, {"k": "each", "x": iterable})]
+    fn = iterable.get("fn") or {} if iterable.get("k") == "call" else {}
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2 and fn.get("k") == "method" \
+            and fn.get("name") == "items" and not iterable.get("args") and isinstance(target.elements[1].value, cst.Name):
+        return [(target.elements[1].value.value, {"k": "each", "x": fn.get("x")})]
+    return []

@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from deadline_audit.extract.py_exprs import HANDLERS, ExprMixin, name_chain, string_value, unknown
+from deadline_audit.extract.py_exprs import HANDLERS, ExprMixin, element_bindings, name_chain, string_value, unknown
 from deadline_audit.extract.py_index import TIMER_ROLES, PyIndex
 from deadline_audit.extract.py_scope import ClassInfo, Entry, FuncState, Scope, lookup
 from deadline_audit.facts import Binding, Expr, FileFacts, FunctionFact, Span, SymbolDecl
@@ -33,6 +33,7 @@ class Extractor(ExprMixin):
         self.func: FuncState | None = None
         self.store: Expr | None = None  # the assignment target of the statement being converted
         self.comp_names: list[set[str]] = []
+        self.comp_elements: list[dict[str, list[Expr]]] = []
         self.classes: dict[str, ClassInfo] = {}
         self.pending_names: list[tuple[Expr, Scope, str]] = []
         self.pending_calls: list[tuple[Expr, Any, dict[str, Expr], Span, str | None]] = []
@@ -447,8 +448,8 @@ class Extractor(ExprMixin):
         if not lambda_ and node.returns is not None:  # type: ignore[union-attr]
             self.expr(node.returns.annotation)  # type: ignore[union-attr]
             fact.result_type = self.type_name(node.returns.annotation)  # type: ignore[union-attr]
-        saved_store, saved_comp = self.store, self.comp_names
-        self.func, self.scope, self.store, self.comp_names = state, scope, None, []
+        saved_store, saved_comp, saved_elements = self.store, self.comp_names, self.comp_elements
+        self.func, self.scope, self.store, self.comp_names, self.comp_elements = state, scope, None, [], []
         try:
             if lambda_:
                 fact.returns.append(self.expr(node.body))
@@ -456,6 +457,7 @@ class Extractor(ExprMixin):
                 self.block(node.body)
         finally:
             self.func, self.scope, self.store, self.comp_names = enclosing, outer_scope, saved_store, saved_comp
+            self.comp_elements = saved_elements
         blob = "\n".join(state.words).lower()
         fact.vocabulary = [w for w in self.idx.vocabulary if w in blob]
         if enclosing is not None:
@@ -492,8 +494,10 @@ class Extractor(ExprMixin):
     def _for(self, node: cst.For) -> None:
         span = self.pos("for", node)
         slot = self.target(node.target)
-        self.expr(node.iter)
+        iterable = self.expr(node.iter)
         self.bind_slot(slot, None, span, None)
+        for name, element in element_bindings(node.target, iterable):
+            self.bind_name(name, element, span)
         self.block(node.body)
         if node.orelse is not None:
             self.block(node.orelse.body)
