@@ -16,9 +16,10 @@ _MAX_DEPTH = 14
 ANY_ENTRY = "*"  # a key path step: every entry of a list (by index) or a table (by name)
 _MAX_PATHS = 8
 
-# (sym) -> bindings of that symbol; (sym) -> (argument expr, its resolver) or None
+# (sym) -> bindings of that symbol; (sym) -> (argument expr, its resolver) at the call being
+# evaluated, [(argument, resolver), …] of the function's callers when there is none, or None
 Bindings = Callable[[str], list]
-Argument = Callable[[str], tuple[Expr, Any] | None]
+Argument = Callable[[str], tuple[Expr, Any] | list[tuple[Expr, Any]] | None]
 # (function sym) -> (its return exprs, its parameter syms), for a module's own helper
 Helper = Callable[[str], tuple[list, list[str]] | None]
 
@@ -55,6 +56,10 @@ def document_keys(expr: Expr | None, loaders: frozenset[str], bindings: Bindings
         sym = expr["sym"]
         if argument is not None:
             passed = argument(sym)
+            if isinstance(passed, list):  # no call being evaluated: each caller's argument
+                paths = [p for arg, arg_argument in passed
+                         for p in document_keys(arg, loaders, bindings, arg_argument, depth + 1, helper) or ()]
+                return paths[:_MAX_PATHS] or None
             if passed is not None:
                 arg, arg_argument = passed
                 return document_keys(arg, loaders, bindings, arg_argument, depth + 1, helper)
@@ -99,7 +104,7 @@ def _key_read_by_parameter(expr: Expr, argument: Argument | None) -> tuple[Expr 
     if fn.get("k") != "method" or fn.get("name") != "get" or not args or args[0].get("k") != "ref":
         return None
     passed = argument(args[0]["sym"])
-    if passed is None or passed[0].get("k") != "str":
+    if not isinstance(passed, tuple) or passed[0].get("k") != "str":
         return None
     return fn.get("x"), passed[0]["v"]
 

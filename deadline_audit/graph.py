@@ -36,6 +36,7 @@ SCENARIOS = ("effective", "default")
 HARD_ROLES = ("transport_deadline", "context_deadline", "read_timeout")
 _MAX_DEPTH = 40
 _MAX_ENTRY_READS = 32  # keys read from the entries of one iterated list or table
+_MAX_CALLERS = 4  # a parameter is followed to what its callers pass when they are this few
 
 
 @dataclass
@@ -459,6 +460,8 @@ class TimeoutGraph(LeaseQueries):
             return self.value(expr.get("default"), ctx, scenario, depth)
         if k == "cfg":
             values = self.config_values.get(expr.get("key", ""), [])
+            if len(values) > 1 and expr.get("file"):  # the key in several files: this file's
+                values = [v for v in values if v[0] == expr["file"]]
             if len(values) == 1:
                 raw = values[0][1]
                 return Quantity(float(raw.raw)) if raw.is_number else raw.raw
@@ -497,7 +500,8 @@ class TimeoutGraph(LeaseQueries):
         def argument_in(c: Ctx):
             def argument(sym: str):
                 if sym not in c.subst:
-                    return None
+                    # no call being evaluated: what the function's callers pass (a few)
+                    return [(arg, argument_in(arg_ctx)) for arg, arg_ctx in self._passed_by_callers(sym)] or None
                 arg, arg_ctx = c.subst[sym]
                 return arg, argument_in(arg_ctx)
             return argument
@@ -524,6 +528,28 @@ class TimeoutGraph(LeaseQueries):
             return None
         # a helper reading several tables (one per call): each value, as alternatives
         return reads[0] if len(reads) == 1 else {"k": "choice", "args": reads}
+
+    def _passed_by_callers(self, sym: str) -> list[tuple[Expr, Ctx]]:
+        """The arguments a Python function's callers give its parameter `sym` (when it has
+        at most `_MAX_CALLERS` of them): `_tool(t)` for `def _tool(raw)`."""
+        fn_sym = sym.rsplit(".", 1)[0]
+        entry = self.functions.get(fn_sym)
+        if entry is None or sym not in entry[0].params or not fn_sym.startswith("sym:py:"):
+            return []
+        callers = self._memo.get(("_py_callers",))
+        if callers is None:
+            callers = self._memo[("_py_callers",)] = defaultdict(list)
+            for calls in self.calls_in.values():
+                for call, path in calls:
+                    if self.lang.get(path) == "python" and call.callee.get("k") in ("fnref", "method"):
+                        target = self.resolve_callee(call.callee, Ctx(path))
+                        if target is not None:
+                            callers[target].append((call, path))
+        sites = callers.get(fn_sym, ())
+        if not sites or len(sites) > _MAX_CALLERS:
+            return []
+        passed = [self.call_subst(entry[0], call, Ctx(path)).get(sym) for call, path in sites]
+        return [p for p in passed if p is not None]
 
     def _entry_reads(self, keys: list[str], default: Expr | None) -> list[Expr]:
         """`suites.*.request_timeout_s`: the key of every entry that has it, in the config

@@ -343,8 +343,12 @@ def test_each_entry_of_an_iterated_config_list_or_table_reaches_the_clamp():
     # at 300 s: the longform suite's 900 is cut (line 5), 60 and 300 are not. A dict
     # comprehension over `doc["exports"].items()` hands each export of conf/exports.yaml to
     # _export_budget (ceiling 1800 s): weekly's 3600 is cut (line 5), 900 and 600 are not.
+    # workers.py builds a WorkerSpec per [[workers]] table through `_worker(w)` in a
+    # generator; the field is clamped elsewhere (Drainer, 60 s), with no call in view: the
+    # helper's parameter is what its one caller passes, so render's 120 is cut (line 7).
     result = analyse("da401_iterated_entries")
     assert rule_findings(result, "DA401") == [
         ("DA401", "da401_iterated_entries/conf/exports.yaml", 5),
         ("DA401", "da401_iterated_entries/conf/suites.json", 5),
+        ("DA401", "da401_iterated_entries/conf/workers.toml", 7),
     ]
