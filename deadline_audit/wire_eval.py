@@ -117,8 +117,14 @@ def sent_value(graph: TimeoutGraph, field_sym: str, expr: Expr, path: str) -> It
         graph._memo.update(saved_memo)
 
 
+_TEXT_TYPES = frozenset({"string", "str", "builtins.str"})
+
+
 def decoded(graph: TimeoutGraph, value: Expr, sender_path: str, field: SchemaField) -> Expr:
-    """What the receiver's field holds after JSON decoding of the sent value."""
+    """What the receiver's field holds after JSON decoding of the sent value: a text field
+    holds the text (`MaxRuntime string` then `time.ParseDuration`), others the number."""
+    if field.type in _TEXT_TYPES:
+        return value
     number = {"k": "conv", "t": "number", "x": value}
     if field.type == _GO_DURATION:
         return {"k": "conv", "t": "json_decode_ns", "x": number}
@@ -147,8 +153,8 @@ def origins(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, unit: str | None, 
                 seconds = _config_seconds(layer.raw, unit, node[4:]) if name_unit(node[4:]) else layer.value_seconds
                 out.append(Origin("env", Location(layer.path, layer.line, 1), f"{node[4:]}={layer.raw} in {where}",
                                   seconds, node))
-            elif (named.get("default") or {}).get("k") == "str" and named["default"].get("at"):
-                at = named["default"]["at"]
+            elif (named.get("default") or {}).get("k") == "str" and (named["default"].get("at") or named.get("at")):
+                at = named["default"].get("at") or named["at"]  # a settings field's text default: its line
                 out.append(Origin("lit", Location(dep_ctx.path, at[0], at[1]), f"the default of {node[4:]}",
                                   _config_seconds(named["default"]["v"], unit), node))
             elif named.get("default") is not None:
