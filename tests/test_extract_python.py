@@ -439,3 +439,27 @@ def test_prefilter_does_not_pass_files_for_generic_keywords_or_class_names():
     assert not may_contribute(b"page = Page(total=3, items=index.next())\nclass Client: pass\n", catalog)
     assert may_contribute(b"import aiohttp\nt = aiohttp.ClientTimeout(total=3)\n", catalog)
     assert may_contribute(b"await r.set(key, me, ex=ttl_s)\n", catalog)
+
+
+def test_loop_variables_are_elements_of_their_iterable(catalog):
+    from deadline_audit.facts import to_json
+
+    facts = extract(catalog, """\
+        import yaml
+        def make(x): return x
+        doc = yaml.safe_load(open("jobs.yaml"))
+        specs = [make(spec) for spec in doc["jobs"]]
+        pairs = {name: make(entry) for name, entry in doc["pools"].items()}
+        nodes = [c for c in c.kids]
+        grid = [y for x in doc["rows"] for y in x]
+        for job in doc["jobs"]:
+            make(job)
+        """)
+    args = {c.span.line: c.args for c in facts.calls if c.callee.get("sym", "").endswith("make")}
+    jobs = {"k": "item", "x": {"k": "ref", "sym": "sym:py:svc.app.doc"}, "key": "jobs"}
+    assert args[4] == [{"k": "each", "x": jobs}]
+    pools = args[5][0]  # the values of `.items()`
+    assert pools["k"] == "each" and pools["x"]["key"] == "pools"
+    assert args[9] == [{"k": "ref", "sym": "sym:py:svc.app.job"}]
+    assert {"k": "each", "x": jobs} in [b.expr for b in facts.bindings if b.sym == "sym:py:svc.app.job"]
+    to_json(facts)  # a name used in its own iterable (`for c in c.kids`) makes no cycle

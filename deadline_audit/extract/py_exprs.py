@@ -459,16 +459,22 @@ class ExprMixin:
             else:
                 self.expr(node.elt)
             comp = node.for_in
+            elements: dict[str, Expr] = {}
+            inside: set[int] = set()  # uses within an iterable itself (`for c in c.kids`): not its elements
             while comp is not None:
                 self.expr(comp.target)
+                before = {n: len(u) for n, u in uses.items()}
                 iterable = self.expr(comp.iter)
-                for name, element in element_bindings(comp.target, iterable):
-                    for placeholder in uses.get(name, ()):
-                        placeholder.clear()
-                        placeholder.update(element)
+                inside.update(id(p) for n, u in uses.items() for p in u[before[n]:])
+                elements.update(element_bindings(comp.target, iterable))
                 for cond in comp.ifs:
                     self.expr(cond.test)
                 comp = comp.inner_for_in
+            for name, element in elements.items():
+                for placeholder in uses.get(name, ()):
+                    if id(placeholder) not in inside:
+                        placeholder.clear()
+                        placeholder.update(element)
         finally:
             self.comp_names.pop()
             self.comp_elements.pop()
