@@ -86,7 +86,8 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
             else:
                 expr = {"k": "conv", "t": "number", "x": read}
             graph.bindings[sym].append((Binding(sym, expr, decl.span), graph.decl_path[sym]))
-            break
+            # a struct held at several places reads one key per place (`activities.extract.…`,
+            # `activities.transform.…`): the read's access path picks one (graph.py)
 
 
 def _viper_keys(graph: "TimeoutGraph") -> tuple[dict[str, tuple], dict[str, tuple]]:

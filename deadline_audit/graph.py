@@ -434,6 +434,9 @@ class TimeoutGraph(LeaseQueries):
             sym = self.resolve_field(expr, ctx)
             if self._wrapped(sym):
                 return self.value(expr.get("x"), ctx, scenario, depth)
+            placed = self._config_read_at(sym, expr, ctx) if sym else None
+            if placed is not None:
+                return self.value(placed[0], placed[1], scenario, depth)
             found = self._ref_value(sym, ctx, scenario, depth) if sym else None
             if found is None and sym and sym not in ctx.subst and expr.get("x"):
                 # a field whose objects disagree, read on one object whose construction is
@@ -473,6 +476,21 @@ class TimeoutGraph(LeaseQueries):
         if k == "call":
             return self._call_value(expr, ctx, scenario, depth)
         return None
+
+    def _config_read_at(self, sym: str, expr: Expr, ctx: Ctx) -> tuple[Expr, Ctx] | None:
+        """A Go field of a struct held at several places of a config file
+        (`p.timeouts.Transform.StartToClose`, `ActivityTimeouts` under `extract`,
+        `transform`, `publish`): the key under the tag of the field it is read through."""
+        reads = [(b, path, _config_key(b.expr)) for b, path in self.bindings.get(sym, ())]
+        reads = [(b, path, key) for b, path, key in reads if key]
+        through = expr.get("x") or {}
+        if len({key for _, _, key in reads}) < 2 or through.get("k") not in ("field", "ref"):
+            return None
+        holder = self.decls.get((self.resolve_field(through, ctx) if through["k"] == "field" else through["sym"]) or "")
+        tag = next((holder.tags[t].split(",")[0] for t in ("yaml", "toml", "mapstructure", "json")
+                    if holder is not None and holder.tags.get(t)), None)
+        placed = [(b, path) for b, path, key in reads if tag and key.split(".")[-2:-1] == [tag]]
+        return (placed[0][0].expr, Ctx(placed[0][1])) if len(placed) == 1 else None
 
     def _member_of_constant(self, sym: str, ctx: Ctx) -> tuple[Expr, Ctx] | None:
         """Python `policies.SUBMIT.start_to_close` (one dotted name): the keyword the
@@ -731,6 +749,9 @@ class TimeoutGraph(LeaseQueries):
             sym = self.resolve_field(expr, ctx)
             if self._wrapped(sym):
                 return self._dep_summary(expr.get("x"), ctx, depth + 1)
+            placed = self._config_read_at(sym, expr, ctx) if sym else None
+            if placed is not None:  # the one key this access path reads
+                return self._dep_summary(placed[0], placed[1], depth + 1)
             return DepSummary.one(sym, expr, ctx, None) if sym else _EMPTY_SUMMARY
         if k == "env":
             name = self.value(expr.get("name"), ctx)
@@ -796,8 +817,11 @@ class TimeoutGraph(LeaseQueries):
                 yield sym, expr, ctx, None
         elif k == "field":
             sym = self.resolve_field(expr, ctx)
+            placed = self._config_read_at(sym, expr, ctx) if sym else None
             if self._wrapped(sym):
                 yield from self.deps(expr.get("x"), ctx, depth + 1)
+            elif placed is not None:  # the one key this access path reads
+                yield from self.deps(placed[0], placed[1], depth + 1)
             elif sym:
                 yield sym, expr, ctx, None
         elif k == "env":
@@ -1131,6 +1155,13 @@ def _canonicalise_python_names(facts: list[FileFacts]) -> None:
         for site in f.sites:
             fix(site.value)
             fix(site.stored_in)
+
+
+def _config_key(expr: Expr) -> str | None:
+    """The key a config read (`cfg`, or a conversion of one) reads."""
+    if expr.get("k") == "conv":
+        expr = expr.get("x") or {}
+    return expr.get("key") if expr.get("k") == "cfg" else None
 
 
 def _reads_config(expr: Expr) -> bool:

@@ -311,3 +311,14 @@ def test_a_runner_whose_ttl_reaches_a_class_based_lease_through_a_factory():
     result = analyse("da101_class_holder_runner")
     assert rule_findings(result, "DA101") == [("DA101", "da101_class_holder_runner/orders/fulfil.py", 15),
                                               ("DA101", "da101_class_holder_runner/orders/fulfil.py", 46)]
+
+
+def test_a_config_struct_held_at_several_places_reads_the_key_of_each_place():
+    # fixtures/da101_config_struct_places: `Step{Run, Beat}` (yaml tags) is held under
+    # steps.fetch and steps.parse of relay.yaml. Ingest.Run sets Temporal options from
+    # w.steps.Fetch.* (10m run, 30s beat: fine) and w.steps.Parse.* (2m and 2m: flagged at
+    # line 26); the evidence names the parse key, not the first place's.
+    result = analyse("da101_config_struct_places")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_config_struct_places/flows/ingest.go", 26)]
+    f = finding_at(result, "DA101", "flows/ingest.go", 26)
+    assert "steps.parse.run" in f.flow[0].label
