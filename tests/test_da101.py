@@ -322,3 +322,13 @@ def test_a_config_struct_held_at_several_places_reads_the_key_of_each_place():
     assert rule_findings(result, "DA101") == [("DA101", "da101_config_struct_places/flows/ingest.go", 26)]
     f = finding_at(result, "DA101", "flows/ingest.go", 26)
     assert "steps.parse.run" in f.flow[0].label
+
+
+def test_a_lease_paced_by_a_field_of_an_object_built_from_the_parameter():
+    # fixtures/da101_lease_object_param: while_claimed(name, work, *, hold_for) builds
+    # `Claim(name, hold_for)` and its keeper sleeps `claim.hold_for / 2` between
+    # extensions: hold_for arms the timer, so while_claimed is a lease helper. export's
+    # Exporter.push runs under asyncio.timeout(EXPORT_HOLD_S) with the same 90 s as the
+    # lease (line 19); archive's cap is three leases long (derived, larger): silent.
+    result = analyse("da101_lease_object_param")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_lease_object_param/jobs/export.py", 19)]

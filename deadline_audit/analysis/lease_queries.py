@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from deadline_audit.analysis.context import Ctx, Lease
+from deadline_audit.analysis.instances import object_fields
 from deadline_audit.facts import CallFact, Expr, FunctionFact, walk_exprs as _walk
 from deadline_audit.findings import Location
 
@@ -64,6 +65,7 @@ class LeaseQueries:
         owners = (sym, *self.closures.get(sym, ()))
         for closure in owners[1:]:
             timer |= _closure_timer_params(self, closure, fn)
+        timer |= self._object_timer_params(sym, owners, fn)
         if depth < 4:
             params = {p: i for i, p in enumerate(fn.params)}
             for owner in owners:
@@ -86,6 +88,31 @@ class LeaseQueries:
             timer |= self._fields_arming(sym, fn)
         self._memo[key] = timer
         return timer
+
+    def _object_timer_params(self, sym: str, owners: tuple[str, ...], fn: FunctionFact) -> set[int]:
+        """A timer paced by a field of an object the function builds from its parameter
+        (`lease = OperationLease(label, lease_s)`, then `anyio.sleep(lease.ttl_s / 3)` in
+        its heartbeat): that parameter arms the timer."""
+        read = {sub["sym"] for owner in owners for site in self.sites_in.get(owner, ())
+                if site.role in ("timer", "ticker", "sleep") and site.value
+                for sub in _walk(site.value) if sub.get("k") == "ref"}
+        if not read:
+            return set()
+        params = {p: i for i, p in enumerate(fn.params)}
+        found: set[int] = set()
+        for local, b, path in self.bindings_by_function().get(sym, ()):
+            if b.expr.get("k") != "call" or not local.startswith(sym + "."):
+                continue
+            for field_sym, (value, value_ctx) in object_fields(self, {"k": "ref", "sym": local}, Ctx(path)).items():
+                if field_sym not in read:
+                    continue
+                for _ in range(3):  # the constructor's parameter: what this function passed it
+                    if value.get("k") != "ref" or value.get("sym") not in value_ctx.subst:
+                        break
+                    value, value_ctx = value_ctx.subst[value["sym"]]
+                if value.get("k") == "ref" and value.get("sym") in params:
+                    found.add(params[value["sym"]])
+        return found
 
     def _fields_arming(self, init: str, fn: FunctionFact) -> set[int]:
         """Python: constructor parameters stored in a field (`self._ttl = ttl`) that a method
