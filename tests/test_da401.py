@@ -363,3 +363,11 @@ def test_a_duration_sent_as_text_is_parsed_by_the_receiver_then_clamped():
     assert rule_findings(result, "DA401") == [("DA401", "da401_text_duration_wire/control/settings.py", 8)]
     f = finding_at(result, "DA401", "control/settings.py", 8)
     assert "3 h" in f.message and "2 h" in f.message
+
+
+def test_a_count_clamped_through_a_helper_is_no_duration():
+    # fixtures/da401_count_helper: `min(c.batchMaxSize, c.waitBacklogEffective())` clamps a
+    # backlog size; "wait" in waitBacklogAt says nothing about time when the ceiling is
+    # named as a count (found on a real job queue): silent.
+    result = analyse("da401_count_helper")
+    assert rule_findings(result, "DA401") == []

@@ -60,7 +60,8 @@ def _local_findings(graph: TimeoutGraph, found: w.Wire, linked: set[str]) -> Ite
         # `suite.get("request_timeout_s")` for each entry of an iterated config list: each
         # entry's value (several values, one unresolved `value` below)
         alts += [entry for alt, a_ctx in list(alts) if graph.seconds(alt, a_ctx, unit, "effective") is None
-                 for entry in w.sent_alternatives(graph, alt, a_ctx) if entry[0] is not alt]
+                 for entry in w.sent_alternatives(graph, alt, a_ctx)
+                 if entry[0] is not alt and any(sub.get("k") == "cfg" for sub in _walk(entry[0]))]
         for alt, alt_ctx in alts:
             if same_expr(alt, clamp.bound) or (linked and w.feeders(graph, alt, alt_ctx) & linked):
                 continue
@@ -222,5 +223,8 @@ def _about_time(graph: TimeoutGraph, clamp: w.Clamp, ctx: Ctx, words: tuple[str,
         return True
     names = [sub.get("sym", "").rsplit(".", 1)[-1] or sub.get("name", "") for sub in _walk(clamp.bound)
              if sub.get("k") in ("ref", "field")]
+    counts = tuple(graph.catalog.file("wire").get("wire", {}).get("count_words", ()))
+    if any(w.is_duration_name(n, counts) for n in names) and not any(w.is_duration_name(n, words) for n in names):
+        return False  # the ceiling is a count (`completionMaxSize`)
     names += [sym.rsplit(".", 1)[-1] for sym in clamp.fed_by]
     return any(w.is_duration_name(n, words) for n in names)
