@@ -358,9 +358,14 @@ def test_a_duration_sent_as_text_is_parsed_by_the_receiver_then_clamped():
     # fixtures/da401_text_duration_wire: the control plane sends `"budget": "3h"` (a
     # settings field's text default) to the indexer's ReindexRequest, whose `Budget string`
     # is parsed with time.ParseDuration and clamped by min(d, 2h): reported at the default
-    # (settings.py:8). The compact limit "45m" stays under its 1 h ceiling.
+    # (settings.py:8). The compact limit "45m" stays under its 1 h ceiling. The vacuum
+    # window "2h" meets `if err != nil || d > maxVacuum { return maxVacuum }` (30 min): a
+    # clamp that also covers a failed parse (settings.py:10).
     result = analyse("da401_text_duration_wire")
-    assert rule_findings(result, "DA401") == [("DA401", "da401_text_duration_wire/control/settings.py", 8)]
+    assert rule_findings(result, "DA401") == [
+        ("DA401", "da401_text_duration_wire/control/settings.py", 8),
+        ("DA401", "da401_text_duration_wire/control/settings.py", 10),
+    ]
     f = finding_at(result, "DA401", "control/settings.py", 8)
     assert "3 h" in f.message and "2 h" in f.message
 

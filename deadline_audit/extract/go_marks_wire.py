@@ -45,6 +45,13 @@ _QUERIES = {
                       condition: (binary_expression left: (_) @l operator: ["<" "<=" ">" ">=" "=="] right: (_) @r) @cond
                       consequence: (block) @body) @if
     """,
+    # `if err != nil || d > maxD { return maxD }`: a clamp that also covers a failed parse
+    "wire.or_ifs": """
+        (if_statement !initializer !alternative
+                      condition: (binary_expression operator: "||"
+                                  right: (binary_expression left: (_) @l operator: [">" ">="] right: (_) @r) @cond)
+                      consequence: (block) @body) @if
+    """,
     "wire.switches": "(expression_switch_statement value: (_) @subject) @switch",
     "wire.maps": "(composite_literal type: (map_type) body: (literal_value) @body) @lit",
     # `body["timeout_seconds"] = t` after a map literal: a key the payload gets later
@@ -71,7 +78,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         _map_payloads(tree, ctx)
         _key_sets(tree, ctx)
     orders: dict[int, list[int]] = {}  # function node id → start bytes of its valued returns
-    for caps in tree.matches("wire.ifs"):
+    for caps in [*tree.matches("wire.ifs"), *tree.matches("wire.or_ifs")]:
         node, cond, body = caps["if"][0], caps["cond"][0], caps["body"][0]
         if node.child_by_field_name("alternative") is not None or node.child_by_field_name("initializer") is not None:
             continue
