@@ -230,7 +230,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         """Each call's arguments flow into the callee's parameters (context-insensitive
         bindings; summarised calls substitute arguments precisely instead)."""
         for calls in list(self.calls_in.values()):
-            for call, path in calls:
+            for call, path in [*calls, *((s, p) for c, p in calls if (s := self.spawned_call(c, p)) is not None)]:
                 callee = self.resolve_callee(call.callee, Ctx(path))
                 if callee is None:
                     continue
@@ -261,6 +261,26 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
                 if name in fn.param_names:
                     param = fn.params[fn.param_names.index(name)]
                     self.bindings[param].append((Binding(param, arg, span, function), path))
+
+    def spawned_call(self, call: CallFact, path: str) -> CallFact | None:
+        """`tg.start_soon(keep, lease, every)`: the call of `keep(lease, every)` that an
+        executor makes (catalog python `[executors] spread`), when its function is one of
+        the program's; else None."""
+        if self.lang.get(path) == "go" or call.callee.get("k") not in ("ext", "method"):
+            return None
+        table = self.catalog.table("python", "executors")
+        name = str(call.callee.get("name") or "").rsplit(".", 1)[-1]
+        at = (table.get("spread") or {}).get(name)
+        if at is None or at >= len(call.args):
+            return None
+        fn = call.args[at]
+        if fn.get("k") == "field":  # a bound method: `start_soon(self._keep, ttl)`
+            fn = {"k": "method", "x": fn.get("x"), "name": fn.get("name")}
+        if fn.get("k") not in ("fnref", "method", "ref") or self.resolve_callee(fn, Ctx(path)) not in self.functions:
+            return None
+        kw = dict(call.kw) if name in table.get("spread_keywords", ()) else {}
+        return CallFact(callee=fn, span=call.span, function=call.function, args=list(call.args[at + 1:]), kw=kw,
+                        awaited=call.awaited, scopes=list(call.scopes), extra=dict(call.extra))
 
     def partial_target(self, expr: Expr | None, ctx: Ctx, partials: set[str] | None = None) -> str | None:
         """The program function `functools.partial(f, …)` wraps, else None."""

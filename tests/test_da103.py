@@ -473,3 +473,24 @@ def test_statement_parameters_kept_in_a_field_and_statements_wrapped_in_a_consta
     assert rule_findings(result, "DA103") == [("DA103", "da103_sql_params_field/exports/claims.py", 35)]
     f = finding_at(result, "DA103", "exports/claims.py", 35)
     assert any(r.location.line == 37 for r in f.related)
+
+
+def test_renew_methods_that_reset_an_expiry_of_their_object():
+    # fixtures/da103_reset_expiry: the renew methods take no duration; each moves an expiry
+    # of its own object to a clock reading plus the object's TTL. A trio scope's deadline
+    # pushed out every 45 s for a 45 s claim, the keeper started by `start_soon` with the
+    # period as an argument (error); a JobHold renewed every 25 s for its 20 s default
+    # (error); a datetime expiry of 90 s refreshed every 60 s from an executor thread
+    # (warning). The same hold renewed at a third of its TTL, and a heartbeat that only
+    # records when it was last seen, are silent.
+    result = analyse("da103_reset_expiry")
+    assert da103(result) == [
+        ("DA103", "da103_reset_expiry/transcode/jobs.py", 11, "error"),
+        ("DA103", "da103_reset_expiry/transcode/segments.py", 11, "error"),
+        ("DA103", "da103_reset_expiry/transcode/thumbnails.py", 11, "warning"),
+    ]
+    by_path = {f.location.path.rsplit("/", 1)[-1]: f for f in result.findings if f.rule_id == "DA103"}
+    assert [rel(r.location) for r in by_path["segments.py"].related] == [("da103_reset_expiry/transcode/claims.py", 21)]
+    assert [rel(r.location) for r in by_path["jobs.py"].related] == [("da103_reset_expiry/transcode/claims.py", 31)]
+    assert [rel(r.location) for r in by_path["thumbnails.py"].related] == [("da103_reset_expiry/transcode/claims.py", 44)]
+    assert "60 s" in by_path["thumbnails.py"].message and "90 s TTL" in by_path["thumbnails.py"].message

@@ -26,6 +26,7 @@ from fnmatch import fnmatchcase
 
 from deadline_audit.analysis.instances import Fields, object_fields
 from deadline_audit.analysis.leases import row_lease_writers
+from deadline_audit.extract.sql_leases import now_plus_amount
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.facts import CallFact, Expr, SiteFact
 from deadline_audit.findings import Finding, Location, Related
@@ -486,10 +487,12 @@ def _calls_of(graph: TimeoutGraph) -> dict[str, list[tuple[CallFact, str, str]]]
         for caller, calls in graph.calls_in.items():
             if caller is None:
                 continue
-            for call, path in calls:
-                target = graph.resolve_callee(call.callee, Ctx(path))
-                if target:
-                    index.setdefault(target, []).append((call, path, caller))
+            for made, path in calls:
+                # `tg.start_soon(keep, lease, every)` calls `keep(lease, every)`
+                for call in (made, graph.spawned_call(made, path)):
+                    target = graph.resolve_callee(call.callee, Ctx(path)) if call is not None else None
+                    if target:
+                        index.setdefault(target, []).append((call, path, caller))
         graph._memo[key] = index
     return graph._memo[key]
 
@@ -720,7 +723,45 @@ def _store_ttl(graph: TimeoutGraph, spec: dict, call: CallFact, path: str, targe
         short = target.split(":", 2)[-1].rsplit("/", 1)[-1]
         return [Ttl(f"arg:{path}:{call.span.line}:{call.span.column}", loc, eff, dflt,
                     f"TTL passed to {short} here ({describe_seconds(eff)})", expr, ectx, unit)]
+    return [] if go else _reset_ttl(graph, store, call, path, target)
+
+
+def _reset_ttl(graph: TimeoutGraph, store: dict, call: CallFact, path: str, target: str) -> list[Ttl]:
+    """A renew method given no duration that moves an expiry of its own object to a clock
+    reading plus an amount (`self.expires_at = time.monotonic() + self.ttl_s`): the amount,
+    for the object renewed when its construction is visible from the call."""
+    fn, fn_path = graph.functions[target]
+    if not fn.receiver_type:
+        return []
+    own = f"sym:{fn.receiver_type}."
+    clocks = frozenset(c.lower() for c in store.get("clocks", ()))
+    for b in _bindings_by_function(graph).get(target, ()):
+        amount = now_plus_amount(b.expr, clocks) if b.sym.startswith(own) else None
+        if amount is None:
+            continue
+        name = str(amount.get("sym") or "").rsplit(".", 1)[-1].lower()
+        unit = "ms" if name.endswith("_ms") else "s"
+        fields = object_fields(graph, call.callee.get("x"), Ctx(path))
+        ectx = _with(Ctx(fn_path), fields) if fields else Ctx(fn_path)
+        eff = graph.seconds(amount, ectx, unit, "effective")
+        dflt = graph.seconds(amount, ectx, unit, "default")
+        short = target.split(":", 2)[-1].rsplit(".", 2)[-2:]
+        return [Ttl(f"reset:{fn_path}:{b.span.line}:{path}:{call.span.line}",
+                    Location(fn_path, b.span.line, b.span.column), eff, dflt,
+                    f"TTL that {'.'.join(short)} restores ({describe_seconds(eff)})", amount, ectx, unit)]
     return []
+
+
+def _bindings_by_function(graph: TimeoutGraph) -> dict[str, list]:
+    key = ("_da103_bindings_by_fn",)
+    if key not in graph._memo:
+        found: dict[str, list] = {}
+        for binds in graph.bindings.values():
+            for b, _ in binds:
+                if b.function is not None:
+                    found.setdefault(b.function, []).append(b)
+        graph._memo[key] = found
+    return graph._memo[key]
 
 
 # -- the finding -----------------------------------------------------------------------

@@ -188,6 +188,16 @@ class Extractor(ExprMixin):
                 return ("sym", (f"sym:py:{entry.sym}.{attr}", None, None, None))
             self.expr(node.value)
             return ("none", None)
+        nested = name_chain(node) if isinstance(node, cst.Attribute) else None
+        if nested is not None and len(nested) > 2:
+            # `self.scope.deadline = …`: an attribute of a field of the object, bound under
+            # its path (`T.scope.deadline`) so that what a method resets is visible; not
+            # declared, nothing reads it as a field
+            entry = lookup(self.scope, nested[0], self.comp_names)
+            self.expr(node)
+            if entry is not None and entry.kind == "self" and entry.type and entry.type.startswith("py:"):
+                return ("sym", ("sym:" + entry.type + "." + ".".join(nested[1:]), None, None, None))
+            return ("none", None)
         if isinstance(node, (cst.Tuple, cst.List)):
             return ("tuple", [self.target(e.value) for e in node.elements])
         if isinstance(node, cst.StarredElement):
