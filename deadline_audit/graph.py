@@ -836,6 +836,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         ctx = Ctx(path)
         start = self.resolve_sym(site.stored_in, ctx)
         todo = [start] if start else []
+        todo += self._parameters_given(site, path)
         if site.function and site.function in self.functions:
             fn = self.functions[site.function][0]
             if start is None or any(self.resolve_sym(r, ctx) == start for r in fn.returns):
@@ -849,6 +850,28 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
             found.add(holder)
             todo.extend(flows.get(holder, ()))
         return {s for s in found if not s.startswith("return:")}
+
+    def _parameters_given(self, site: SiteFact, path: str) -> list[str]:
+        """A client built inline as an argument (`Summarizer(AsyncOpenAI(timeout=…))`):
+        the parameters of the program function it is given to hold it."""
+        calls = [(c, p) for c, p in self.calls_in.get(site.function, ()) if p == path
+                 and (c.span.line, c.span.column) <= (site.span.line, site.span.column)
+                 and (site.span.end_line, site.span.end_column) <= (c.span.end_line, c.span.end_column)]
+        # the site's own call (`AsyncOpenAI(…)` around its `timeout=`), where it starts
+        starts = [[site.span.line, site.span.column]] + [[c.span.line, c.span.column] for c, _ in calls]
+        found = []
+        for call, _ in calls:
+            given = [(i, a) for i, a in enumerate(call.args)] + list(call.kw.items())
+            hits = [key for key, a in given if isinstance(a, dict) and a.get("k") == "call" and a.get("at") in starts]
+            if not hits:
+                continue
+            callee = self.resolve_callee(call.callee, Ctx(path))
+            fn = self.functions[callee][0] if callee in self.functions else None
+            for key in hits if fn is not None else ():
+                index = key if isinstance(key, int) else (fn.param_names.index(key) if key in fn.param_names else None)
+                if index is not None and index < len(fn.params):
+                    found.append(fn.params[index])
+        return found
 
     def _holder_flows(self) -> dict[str, set[str]]:
         """Reverse index, built once: holder -> symbols bound from it (`x = holder`,

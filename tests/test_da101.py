@@ -332,3 +332,22 @@ def test_a_lease_paced_by_a_field_of_an_object_built_from_the_parameter():
     # lease (line 19); archive's cap is three leases long (derived, larger): silent.
     result = analyse("da101_lease_object_param")
     assert rule_findings(result, "DA101") == [("DA101", "da101_lease_object_param/jobs/export.py", 19)]
+
+
+def test_clients_built_inline_as_a_constructor_argument():
+    # fixtures/da101_inline_client: `Condenser(AsyncOpenAI(timeout=LLM_DEADLINE_S))` (90 s,
+    # a non-streaming completion: the read timeout is a total deadline) runs as
+    # `functools.partial(worker.condense, text)` under a 90 s lease; `Publisher(http=
+    # aiohttp.ClientSession(timeout=ClientTimeout(total=30)))` runs as the bound method
+    # `publisher.publish` under a 45 s lease. The archiver's 600 s cap is larger than its
+    # lease: silent.
+    result = analyse("da101_inline_client")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_inline_client/digest/condense.py", 42),
+        ("DA101", "da101_inline_client/digest/condense.py", 53),
+    ]
+    llm = finding_at(result, "DA101", "digest/condense.py", 42)
+    assert [rel(r.location) for r in llm.related] == [("da101_inline_client/digest/condense.py", 48)]
+    assert "90 s" in llm.message
+    post = finding_at(result, "DA101", "digest/condense.py", 53)
+    assert [rel(r.location) for r in post.related] == [("da101_inline_client/digest/condense.py", 56)]
