@@ -904,7 +904,8 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
 
     def _built_from(self, expr: Expr, path: str) -> list[str]:
         """A library constructor's arguments (`openai.NewClientWithConfig(cfg)`,
-        `resty.NewWithClient(hc)`): what they hold, the object built from them holds too.
+        `resty.NewWithClient(hc)`, `aiohttp.ClientSession(timeout=cfg.timeout)`): what they
+        hold, the object built from them holds too.
         Which names build their result from their arguments is catalog data (`[builders]`)."""
         fn = (expr.get("fn") or {}) if expr.get("k") == "call" else {}
         name = fn.get("name") if fn.get("k") in ("ext", "method") else None
@@ -918,7 +919,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         if not any(fnmatchcase(last, pattern) for pattern in builders):
             return []
         found = []
-        for arg in expr.get("args") or ():
+        for arg in [*(expr.get("args") or ()), *(expr.get("kw") or {}).values()]:
             source = self.resolve_sym(arg, Ctx(path)) if isinstance(arg, dict) else None
             if source:
                 found.append(source)

@@ -351,3 +351,16 @@ def test_clients_built_inline_as_a_constructor_argument():
     assert "90 s" in llm.message
     post = finding_at(result, "DA101", "digest/condense.py", 53)
     assert [rel(r.location) for r in post.related] == [("da101_inline_client/digest/condense.py", 56)]
+
+
+def test_visibility_kept_by_a_thread_the_work_stops_with_an_event():
+    # fixtures/da101_thread_keeper: `create_task(asyncio.to_thread(hold_message, …, 180,
+    # done))` … `done.set()` extends an SQS message's visibility (180 s) around
+    # `exporter.export`, whose aiohttp session takes `timeout=target.deadline`, a dataclass
+    # field defaulting through `default_factory` to ClientTimeout(total=180): T = L, at the
+    # total. The refund path's 900 s cap over a 60 s visibility leaves room: silent.
+    result = analyse("da101_thread_keeper")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_thread_keeper/ledger/settings.py", 14)]
+    f = finding_at(result, "DA101", "ledger/settings.py", 14)
+    assert [rel(r.location) for r in f.related] == [("da101_thread_keeper/ledger/consumer.py", 15)]
+    assert "180 s" in f.message

@@ -277,7 +277,13 @@ def _bracket_leases(graph: GraphView) -> list[Lease]:
                 sfn, spath = graph.functions[starter]
                 tctx = Ctx(spath, graph.call_subst(sfn, call, ctx), (path, call.span.line, call.span.column), starter)
             else:
-                tctx = Ctx(rpath)
+                # `to_thread(keep, url, receipt, ttl, done)`: the renewer's parameters are
+                # this call's arguments
+                spawned = graph.spawned_call(call, path)
+                rfn = graph.functions[renewer][0]
+                tctx = Ctx(rpath, graph.call_subst(rfn, spawned, ctx), (path, call.span.line, call.span.column),
+                           renewer) if spawned is not None and graph.resolve_callee(spawned.callee, ctx) == renewer \
+                    else Ctx(rpath)
             body = [s.id for s in graph.sites_in.get(caller, ()) if call.span.end_line < s.span.line < end]
             found.append(Lease(
                 id=f"site:{path}:{call.span.line}:{call.span.column}",
@@ -308,13 +314,17 @@ def _started(graph: GraphView, call: CallFact, ctx, starters: dict[str, str],
 
 def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | None:
     """Where the renewal the start call returned is stopped: a later call on its handle
-    (`hb.stop()`, `task.cancel()`, `stop()`); a deferred stop lasts to the function's end."""
+    (`hb.stop()`, `task.cancel()`, `stop()`), or a signal on an event the renewer was
+    given (`to_thread(keep, …, stop)` … `stop.set()`, catalog `renewal.stop_signals`); a
+    deferred stop lasts to the function's end."""
     handles: set[str] = set()
     for b_sym, binds in _local_bindings(graph, caller):
         for b, _ in binds:
-            if b.span.line == start.span.line and b.expr.get("k") == "call":
+            if b.span.line <= start.span.line <= b.span.end_line and b.expr.get("k") == "call":
                 handles.add(b_sym)
-    if not handles:
+    signals = set(graph.catalog.file("leases").get("renewal", {}).get("stop_signals", {}).get("methods", ()))
+    given = {a["sym"] for a in _given_to(start) if a.get("k") == "ref" and a["sym"].startswith(caller + ".")}
+    if not handles and not given:
         return None
     for c, _ in calls:
         if c.span.line <= start.span.end_line:
@@ -322,11 +332,22 @@ def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | N
         callee = c.callee
         x = callee.get("x") or {}
         named = callee.get("sym") if callee.get("k") == "ref" else x.get("sym") if x.get("k") == "ref" else None
-        if named in handles:
+        if named in handles or named in given and callee.get("name") in signals:
             if c.in_defer:
                 return graph.functions[caller][0].span.end_line + 1
             return c.span.line
     return None
+
+
+def _given_to(call: CallFact) -> list:
+    """The arguments of a start call, and of the call it wraps (`create_task(to_thread(keep,
+    lease, stop))`)."""
+    found = []
+    for arg in [*call.args, *call.kw.values()]:
+        found.append(arg)
+        if arg.get("k") == "call":
+            found.extend([*(arg.get("args") or ()), *(arg.get("kw") or {}).values()])
+    return found
 
 
 def _local_bindings(graph: GraphView, caller: str):

@@ -582,7 +582,7 @@ class ExprMixin:
         # local) or of a library (`await asyncio.gather(…)`) is kept too: what a coroutine
         # awaits, in order, decides what it is (DA201)
         if kind in ("fnref", "method") or deferred or (kind == "ext" and ck is not None and ck.known) \
-                or (awaited and kind in ("ref", "ext")):
+                or (awaited and kind in ("ref", "ext")) or (kind == "ext" and self._spawns(callee, args)):
             fact = CallFact(callee=callee, span=span, function=function, args=args, kw=kw, awaited=awaited)
             if spread is not None:
                 fact.extra["spread"] = spread
@@ -592,6 +592,12 @@ class ExprMixin:
         elif kind == "fnref":
             self.bind_constructor(callee["sym"], kw, span, function)
         return result
+
+    def _spawns(self, callee: Expr, args: list[Expr]) -> bool:
+        """`asyncio.to_thread(keep, lease, stop)`: an executor handed a function of the
+        program with its arguments (catalog [executors.spread]) is kept as a call."""
+        at = self.idx.spread.get(str(callee.get("name") or "").rsplit(".", 1)[-1])
+        return at is not None and at < len(args) and args[at].get("k") in ("fnref", "ref", "field", "method")
 
     def callee(self, func: cst.BaseExpression) -> tuple[Expr, str | None, bool]:
         """(callee expr, qualified name when it names an API/builtin, deferred?)"""

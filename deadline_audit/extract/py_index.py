@@ -61,6 +61,7 @@ class PyIndex:
     method_conversions: dict[str, dict[str, Any]]  # `td.total_seconds()` by method name
     prefilter: re.Pattern[bytes]  # over the lowercased source: use `may_contribute`
     sql: Any = None  # SqlLeaseKnowledge: row leases in SQL statements (sql_leases.py)
+    spread: dict[str, int] = field(default_factory=dict)  # catalog [executors.spread]: fn argument index
     _calls: dict[str, CallKnowledge] = field(default_factory=dict)
     _methods: dict[str, list[SiteSpec]] = field(default_factory=dict)
 
@@ -201,6 +202,7 @@ def _build(catalog: Catalog) -> PyIndex:
         method_conversions=method_conversions,
         prefilter=re.compile(pattern),
         sql=SqlLeaseKnowledge(catalog, "python"),
+        spread=dict(catalog.table("python", "executors").get("spread") or {}),
     )
 
 
