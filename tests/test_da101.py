@@ -364,3 +364,17 @@ def test_visibility_kept_by_a_thread_the_work_stops_with_an_event():
     f = finding_at(result, "DA101", "ledger/settings.py", 14)
     assert [rel(r.location) for r in f.related] == [("da101_thread_keeper/ledger/consumer.py", 15)]
     assert "180 s" in f.message
+
+
+def test_class_lease_from_a_factory_choosing_the_ttl_and_a_budget_two_objects_deep():
+    # fixtures/da101_factory_policy: `async with self._holds.claim(job_id)` holds a JobHold
+    # (its __aenter__ starts a keeper resetting `held_until = now() + …` in SQL) whose TTL
+    # the factory takes from the policy it was built with (120 s for frames, 60 s for
+    # archives); the frame worker's `asyncio.timeout(self._step.budget.seconds)` reads a
+    # Budget(120) held by its Step: T = L (line 27). The archive worker's 600 s budget over
+    # a 60 s hold leaves room: silent.
+    result = analyse("da101_factory_policy")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_factory_policy/render/workers.py", 27)]
+    f = finding_at(result, "DA101", "render/workers.py", 27)
+    assert "120 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da101_factory_policy/render/workers.py", 26)]

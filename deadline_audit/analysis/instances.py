@@ -10,7 +10,8 @@ that construction. `object_fields` reads, for the object an expression denotes:
   arguments; and functional options given to it (`New(s, WithTTL(d))`: an argument that
   calls a function returning a closure which sets fields of the object) applied after;
 - a class without `__init__` of its own (a dataclass) called with keywords;
-- a variable holding one such value, or a parameter bound by an enclosing call.
+- a variable holding one such value, or a parameter bound by an enclosing call;
+- a field of one such object holding another (`self._step.budget`).
 
 Each field maps to (value expression, the context to evaluate it in): merged into a
 `Ctx.subst`, the field symbols then resolve to this object's values.
@@ -49,6 +50,12 @@ def object_fields(graph: GraphView, obj: Expr | None, ctx: Ctx, depth: int = 0) 
                 for name, value in (obj.get("fields") or {}).items() if isinstance(value, dict)}
     if k == "call":
         return _constructed(graph, obj, ctx, depth)
+    if k == "field":  # `self._step.budget`: the object a field of a visible construction holds
+        sym = graph.resolve_field(obj, ctx)
+        held = object_fields(graph, obj.get("x"), ctx, depth + 1).get(sym or "")
+        if held is not None:
+            return object_fields(graph, held[0], held[1], depth + 1)
+        return object_fields(graph, {"k": "ref", "sym": sym}, ctx, depth + 1) if sym else {}
     return {}
 
 

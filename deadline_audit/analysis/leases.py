@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from deadline_audit.analysis.context import Ctx, GraphView, Lease
 from deadline_audit.extract.sql_leases import SqlLeaseKnowledge, now_plus_amount
-from deadline_audit.facts import CallFact, FunctionFact, walk_exprs
+from deadline_audit.analysis.instances import object_fields
+from deadline_audit.facts import CallFact, Expr, FunctionFact, walk_exprs
 from deadline_audit.findings import Location
 
 _WAITS = ("timer", "ticker", "sleep")
@@ -72,6 +73,33 @@ def _holder_factories(graph: GraphView, holders: dict[str, int]) -> dict[str, in
     return found
 
 
+def fixed_ttl_factories(graph: GraphView) -> dict[str, tuple[Expr, str]]:
+    """Python functions returning a holder class built with a TTL of their own choosing,
+    not a parameter (`def hold(self, job_id): return RowLease(self._db, job_id,
+    self._policy.ttl_s)`): symbol -> (that TTL expression, its path)."""
+    key = ("_fixed_ttl_factories",)
+    if key in graph._memo:
+        return graph._memo[key]
+    holders = lease_holders(graph)
+    found: dict[str, tuple[Expr, str]] = {}
+    for sym, (fn, path) in graph.functions.items():
+        if graph.lang.get(path) != "python" or not fn.returns or sym in holders:
+            continue
+        for ret in fn.returns[:2]:
+            target = graph.resolve_callee(ret.get("fn"), Ctx(path)) if ret.get("k") == "call" else None
+            index = holders.get(target or "")
+            if index is None or not target.endswith(".__init__"):
+                continue
+            init = graph.functions[target][0]
+            arg = ret["args"][index] if index < len(ret.get("args") or ()) \
+                else (ret.get("kw") or {}).get(init.param_names[index] if index < len(init.param_names) else "")
+            if arg and not (arg.get("k") == "ref" and arg["sym"] in fn.params):
+                found[sym] = (arg, path)
+                break
+    graph._memo[key] = found
+    return found
+
+
 def field_lease_holders(graph: GraphView) -> dict[str, tuple[str, int]]:
     """Holder methods whose TTL is the object's own (`claim = Claim(r, key, ttl=120)`;
     `with claim.held(): ...`): symbol -> (the class's `__init__`, index of its TTL
@@ -98,15 +126,17 @@ def field_lease_holders(graph: GraphView) -> dict[str, tuple[str, int]]:
 
 def _keeps_renewing(graph: GraphView, sym: str, words: set[str]) -> bool:
     """Something the holder calls or starts waits on a sleep/timer/ticker, and lease or
-    renewal vocabulary is written in it or in its helpers."""
+    renewal vocabulary is written in it or in its helpers, or a lease site of the catalog
+    is set there (a row lease's `held_until = now() + …`, an EXPIRE)."""
     helpers = graph.reachable([sym], limit=24) - {sym}
     vocabulary = set(graph.functions[sym][0].vocabulary)
-    waits = False
+    waits = renews = False
     for other in helpers:
         vocabulary.update(graph.functions[other][0].vocabulary)
-        waits = waits or any(s.role in _WAITS for s in graph.sites_in.get(other, ())) \
-            or _waits_for_event(graph, other)
-    return waits and bool(words & vocabulary)
+        sites = graph.sites_in.get(other, ())
+        waits = waits or any(s.role in _WAITS for s in sites) or _waits_for_event(graph, other)
+        renews = renews or any(s.role == "lease" for s in sites)
+    return waits and (renews or bool(words & vocabulary))
 
 
 def _waits_for_event(graph: GraphView, sym: str) -> bool:
@@ -370,11 +400,12 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
             ctx = Ctx(path)
             target = graph.resolve_callee(call.callee, ctx)
             built = None
+            fixed = fixed_ttl_factories(graph).get(target or "")
             if target in by_field:
                 built = _constructor_call(graph, call.callee.get("x"), ctx)
                 if built is None:
                     continue
-            elif target not in holders:
+            elif target not in holders and fixed is None:
                 continue
             scope = f"holder:{call.span.line}:{call.span.column}"
             ops: list[str] = []
@@ -393,7 +424,14 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
             if not ops and not body and not uses:
                 continue
             ops = list(dict.fromkeys(ops))
-            if built is not None:  # the TTL is the constructor's argument
+            if fixed is not None:  # the TTL the factory chose, for the object it is called on
+                fields = object_fields(graph, call.callee.get("x"), ctx) if call.callee.get("k") == "method" else {}
+                lease = Lease(
+                    id=f"site:{path}:{call.span.line}:{call.span.column}",
+                    location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
+                    function=caller, duration=fixed[0], ctx=Ctx(fixed[1], dict(fields)), operations=ops, helper=target,
+                    unit="s")
+            elif built is not None:  # the TTL is the constructor's argument
                 init, index = by_field[target]
                 lease = _lease(graph, call, path, caller, graph.functions[init][0], index, ops, target,
                                args_from=built)

@@ -735,8 +735,8 @@ def _reset_ttl(graph: TimeoutGraph, store: dict, call: CallFact, path: str, targ
         return []
     own = f"sym:{fn.receiver_type}."
     clocks = frozenset(c.lower() for c in store.get("clocks", ()))
-    for b in _bindings_by_function(graph).get(target, ()):
-        amount = now_plus_amount(b.expr, clocks) if b.sym.startswith(own) else None
+    for sym, b, _ in graph.bindings_by_function().get(target, ()):
+        amount = now_plus_amount(b.expr, clocks) if sym.startswith(own) else None
         if amount is None:
             continue
         name = str(amount.get("sym") or "").rsplit(".", 1)[-1].lower()
@@ -750,18 +750,6 @@ def _reset_ttl(graph: TimeoutGraph, store: dict, call: CallFact, path: str, targ
                     Location(fn_path, b.span.line, b.span.column), eff, dflt,
                     f"TTL that {'.'.join(short)} restores ({describe_seconds(eff)})", amount, ectx, unit)]
     return []
-
-
-def _bindings_by_function(graph: TimeoutGraph) -> dict[str, list]:
-    key = ("_da103_bindings_by_fn",)
-    if key not in graph._memo:
-        found: dict[str, list] = {}
-        for binds in graph.bindings.values():
-            for b, _ in binds:
-                if b.function is not None:
-                    found.setdefault(b.function, []).append(b)
-        graph._memo[key] = found
-    return graph._memo[key]
 
 
 # -- the finding -----------------------------------------------------------------------
