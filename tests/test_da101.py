@@ -378,3 +378,22 @@ def test_class_lease_from_a_factory_choosing_the_ttl_and_a_budget_two_objects_de
     f = finding_at(result, "DA101", "render/workers.py", 27)
     assert "120 s" in f.message
     assert [rel(r.location) for r in f.related] == [("da101_factory_policy/render/workers.py", 26)]
+
+
+def test_go_function_starting_its_own_renewal_closure_before_its_work():
+    # fixtures/da101_go_keeper_closure: Build takes a lock, runs a renewal closure with
+    # g.Go that returns on `<-finished`, and its work closure (which closes `finished`)
+    # runs under WithTimeout(stepTime) = the 45 s lock TTL (line 55). Deploy starts
+    # `go func() {…}()` stopped by `close(stop)` and bounds Apply by the same env value as
+    # the TTL (line 39). Sweep renews one lock across many builds (ownership) and Archive's
+    # cap is three TTLs: silent.
+    result = analyse("da101_go_keeper_closure")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_go_keeper_closure/builds/builder.go", 55),
+        ("DA101", "da101_go_keeper_closure/deploys/deployer.go", 39),
+    ]
+    build = finding_at(result, "DA101", "builds/builder.go", 55)
+    assert [rel(r.location) for r in build.related] == [("da101_go_keeper_closure/builds/builder.go", 37)]
+    deploy = finding_at(result, "DA101", "deploys/deployer.go", 39)
+    assert [rel(r.location) for r in deploy.related] == [("da101_go_keeper_closure/deploys/deployer.go", 25)]
+    assert "90 s" in deploy.message

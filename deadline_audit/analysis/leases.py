@@ -291,6 +291,8 @@ def _bracket_leases(graph: GraphView) -> list[Lease]:
             if renewer is None:
                 continue
             end = _stop_line(graph, caller, call, calls)
+            if end is None and graph.lang.get(path) == "go" and _stops_with(graph, renewer, caller):
+                end = graph.functions[caller][0].span.end_line + 1
             if end is None:
                 continue
             inside = [c for c, _ in calls if call.span.end_line < c.span.line < end and not c.in_defer]
@@ -339,7 +341,28 @@ def _started(graph: GraphView, call: CallFact, ctx, starters: dict[str, str],
             for t in graph.callgraph.value_targets(arg, ctx):
                 if t in active:
                     return None, t
+    if graph.lang.get(ctx.path) == "go":  # `go func() { … }()`, `g.Go(func() error { … })`
+        if target in active and call.in_go:
+            return None, target
+        background = graph.catalog.table("go", "executors").get("background", ())
+        if call.callee.get("k") == "method" and call.callee.get("name") in background:
+            for arg in call.args:
+                for t in graph.callgraph.value_targets(arg, ctx):
+                    if t in active:
+                        return None, t
     return None, None
+
+
+def _stops_with(graph: GraphView, renewer: str, caller: str) -> bool:
+    """A Go renewal closure whose loop also waits on a channel of the function that started
+    it (`case <-done: return`, the function closing `done` when its work ends): it lasts as
+    long as that function's work."""
+    if graph.functions[renewer][0].enclosing != caller:
+        return False
+    prefix = caller + "."
+    return any(m.get("m") == "loop" and any((t.get("sym") or "").startswith(prefix)
+                                            and "." not in t["sym"][len(prefix):] for t in m.get("ticks") or ())
+               for m in graph.functions[renewer][0].markers)
 
 
 def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | None:
