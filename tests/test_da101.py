@@ -397,3 +397,21 @@ def test_go_function_starting_its_own_renewal_closure_before_its_work():
     deploy = finding_at(result, "DA101", "deploys/deployer.go", 39)
     assert [rel(r.location) for r in deploy.related] == [("da101_go_keeper_closure/deploys/deployer.go", 25)]
     assert "90 s" in deploy.message
+
+
+def test_renewal_loops_in_a_task_group_beside_the_work():
+    # fixtures/da101_task_group_keeper: `tg.start_soon(keep_alive, lock, 60)` (a redis-py
+    # lock extended with `replace_ttl=True`) beside `anyio.fail_after(60)` around the stage,
+    # stopped by `tg.cancel_scope.cancel()` (line 20); an ExportSlot starting its bound
+    # keeper method (`extend(key, lease_ms=self._ttl_ms)`, 30 s) beside
+    # `move_on_after(self._ttl_ms / 1000)` (line 22). The backfill's cap of three TTLs:
+    # silent.
+    result = analyse("da101_task_group_keeper")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_task_group_keeper/pipeline/export.py", 22),
+        ("DA101", "da101_task_group_keeper/pipeline/stages.py", 20),
+    ]
+    stage = finding_at(result, "DA101", "pipeline/stages.py", 20)
+    assert [rel(r.location) for r in stage.related] == [("da101_task_group_keeper/pipeline/stages.py", 19)]
+    export = finding_at(result, "DA101", "pipeline/export.py", 22)
+    assert "30 s" in export.message

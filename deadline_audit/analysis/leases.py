@@ -239,7 +239,9 @@ def _ttl_by_shape(graph: GraphView, store: dict, call: CallFact, path: str) -> t
         typed = [a for a in call.args if graph.type_of(a, Ctx(path)) in store.get("go_ttl_types", ())]
         return (typed[0], "ns") if len(typed) == 1 else None
     words = store.get("ttl_param_words", ())
-    named = [(a, k) for k, a in call.kw.items() if any(w in k.lower() for w in words)]
+    # a flag is no duration (`lock.extend(ttl_s, replace_ttl=True)`)
+    named = [(a, k) for k, a in call.kw.items() if any(w in k.lower() for w in words)
+             and not (a.get("k") == "unknown" and a.get("text") in ("True", "False", "None"))]
     named += [(a, a["sym"].rsplit(".", 1)[-1]) for a in call.args
               if a.get("k") == "ref" and any(w in a["sym"].rsplit(".", 1)[-1].lower() for w in words)]
     if len(named) != 1:
@@ -341,6 +343,9 @@ def _started(graph: GraphView, call: CallFact, ctx, starters: dict[str, str],
             for t in graph.callgraph.value_targets(arg, ctx):
                 if t in active:
                     return None, t
+    spawned = graph.spawned_call(call, ctx.path)  # `tg.start_soon(keep_alive, lock, ttl)`
+    if spawned is not None and graph.resolve_callee(spawned.callee, ctx) in active:
+        return None, graph.resolve_callee(spawned.callee, ctx)
     if graph.lang.get(ctx.path) == "go":  # `go func() { … }()`, `g.Go(func() error { … })`
         if target in active and call.in_go:
             return None, target
@@ -377,7 +382,10 @@ def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | N
                 handles.add(b_sym)
     signals = set(graph.catalog.file("leases").get("renewal", {}).get("stop_signals", {}).get("methods", ()))
     given = {a["sym"] for a in _given_to(start) if a.get("k") == "ref" and a["sym"].startswith(caller + ".")}
-    if not handles and not given:
+    # a task group that runs the renewer is stopped by cancelling its scope
+    # (`tg.start_soon(keep, …)` … `tg.cancel_scope.cancel()`)
+    group = _root_sym(start.callee.get("x")) if start.callee.get("k") == "method" else None
+    if not handles and not given and group is None:
         return None
     for c, _ in calls:
         if c.span.line <= start.span.end_line:
@@ -385,11 +393,19 @@ def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | N
         callee = c.callee
         x = callee.get("x") or {}
         named = callee.get("sym") if callee.get("k") == "ref" else x.get("sym") if x.get("k") == "ref" else None
-        if named in handles or named in given and callee.get("name") in signals:
+        if named in handles or named in given and callee.get("name") in signals \
+                or group is not None and callee.get("name") == "cancel" and _root_sym(x) == group:
             if c.in_defer:
                 return graph.functions[caller][0].span.end_line + 1
             return c.span.line
     return None
+
+
+def _root_sym(expr) -> str | None:
+    """The variable a receiver chain starts from (`tg.cancel_scope` -> `tg`)."""
+    while isinstance(expr, dict) and expr.get("k") == "field":
+        expr = expr.get("x")
+    return expr.get("sym") if isinstance(expr, dict) and expr.get("k") == "ref" else None
 
 
 def _given_to(call: CallFact) -> list:
