@@ -415,3 +415,17 @@ def test_renewal_loops_in_a_task_group_beside_the_work():
     assert [rel(r.location) for r in stage.related] == [("da101_task_group_keeper/pipeline/stages.py", 19)]
     export = finding_at(result, "DA101", "pipeline/export.py", 22)
     assert "30 s" in export.message
+
+
+def test_temporal_options_spread_from_module_dicts():
+    # fixtures/da101_temporal_option_dicts: `execute_activity(transcode, asset, **TRANSCODE)`
+    # with `TRANSCODE = dict(start_to_close_timeout=20 min, heartbeat_timeout=20 min)` (line
+    # 10), and a dict literal of 90 s against a 120 s heartbeat (line 16); PUBLISH's 30 s
+    # heartbeat under a 5 min StartToClose is the right order: silent.
+    result = analyse("da101_temporal_option_dicts")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_temporal_option_dicts/media/workflows.py", 10),
+        ("DA101", "da101_temporal_option_dicts/media/workflows.py", 16),
+    ]
+    f = finding_at(result, "DA101", "media/workflows.py", 10)
+    assert [rel(r.location) for r in f.related] == [("da101_temporal_option_dicts/media/workflows.py", 11)]

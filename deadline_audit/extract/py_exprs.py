@@ -542,6 +542,8 @@ class ExprMixin:
 
         result: Expr | None = None
         ck = self.idx.call(qualified) if qualified is not None else None
+        if spread is not None and ck is not None and ck.sites:
+            self._spread_keywords(spread, kw, kw_spans)
         if ck is not None:
             if ck.env_read is not None:
                 result = self.env_call(ck.env_read, args, kw, span)
@@ -592,6 +594,27 @@ class ExprMixin:
         elif kind == "fnref":
             self.bind_constructor(callee["sym"], kw, span, function)
         return result
+
+    def _spread_keywords(self, spread: Expr, kw: dict[str, Expr], kw_spans: dict[str, Span]) -> None:
+        """`execute_activity(act, x, **STEP_OPTS)` with `STEP_OPTS = dict(start_to_close_timeout=…)`
+        (or a dict literal) bound at module level in this file: its entries are keywords of
+        the call, placed where the dict writes them. Keywords written in the call win."""
+        if spread.get("k") != "ref":
+            return
+        bound = next((b for b in reversed(self.facts.bindings) if b.sym == spread["sym"] and b.function is None), None)
+        value = bound.expr if bound is not None else {}
+        if value.get("k") == "dict":
+            entries = [(str(k), v) for k, v in value.get("items", ())]
+        elif value.get("k") == "call" and (value.get("fn") or {}).get("name") == "dict":
+            entries = list((value.get("kw") or {}).items())
+        else:
+            return
+        for key, item in entries:
+            if key in kw or not isinstance(item, dict):
+                continue
+            at = item.get("at")
+            kw[key] = item
+            kw_spans[key] = Span(at[0], at[1], at[0], at[1]) if at else bound.span
 
     def _spawns(self, callee: Expr, args: list[Expr]) -> bool:
         """`asyncio.to_thread(keep, lease, stop)`: an executor handed a function of the
