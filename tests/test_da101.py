@@ -429,3 +429,14 @@ def test_temporal_options_spread_from_module_dicts():
     ]
     f = finding_at(result, "DA101", "media/workflows.py", 10)
     assert [rel(r.location) for r in f.related] == [("da101_temporal_option_dicts/media/workflows.py", 11)]
+
+
+def test_llm_sdks_beyond_openai_and_anthropic():
+    # fixtures/da101_llm_sdks: `AsyncGroq(timeout=120)` (line 10) and
+    # `litellm.acompletion(…, timeout=120)` (line 16) under 120 s leases from the same env
+    # defaults; an Ollama chat streamed with `stream=True` holds an idle timeout: silent.
+    result = analyse("da101_llm_sdks")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_llm_sdks/briefs/writers.py", 10),
+        ("DA101", "da101_llm_sdks/briefs/writers.py", 16),
+    ]
