@@ -753,7 +753,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         for ret in fn.returns:
             for dep in self.deps(ret, inner, depth + 1):
                 named = dep[1]
-                if dep[0].startswith("env:") and named.get("default") is None:
+                if dep[0].startswith("env:") and _no_default(named):
                     # a helper's default is its other return: what the call gives unset
                     if fallback is None:
                         fallback = {"v": self.value(expr, ctx, "default")}
@@ -1159,11 +1159,18 @@ class DepSummary:
         if env_default is not None:
             items = {}
             for key, (node, named, ctx) in self.items.items():
-                if node.startswith("env:") and named.get("default") is None:
+                if node.startswith("env:") and _no_default(named):
                     named = {**named, "default_value": env_default(), "_base": named.get("_base", named)}
                     key = _occurrence(node, named, ctx)
                 items.setdefault(key, (node, named, ctx))
         return DepSummary(items, {node: transform(t) for node, t in self.last.items()})
+
+
+def _no_default(named: Expr) -> bool:
+    """An env read with no default of its own: none given, or an empty one
+    (`os.getenv(name, "").strip()`, which a helper then tests and replaces)."""
+    default = named.get("default")
+    return default is None or (default.get("k") == "str" and not default.get("v")) or default.get("k") == "none"
 
 
 def _occurrence(node: str, named: Expr, ctx: Ctx) -> tuple:

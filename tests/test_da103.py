@@ -494,3 +494,14 @@ def test_renew_methods_that_reset_an_expiry_of_their_object():
     assert [rel(r.location) for r in by_path["jobs.py"].related] == [("da103_reset_expiry/transcode/claims.py", 31)]
     assert [rel(r.location) for r in by_path["thumbnails.py"].related] == [("da103_reset_expiry/transcode/claims.py", 44)]
     assert "60 s" in by_path["thumbnails.py"].message and "90 s TTL" in by_path["thumbnails.py"].message
+
+
+def test_row_lease_statement_filled_in_from_a_template():
+    # fixtures/da103_sql_template: `statement = _EXTEND.format(table=table)` then
+    # `pool.execute(statement, row_id, lease_s)` in a keeper loop; the webhook relay gives
+    # it 50 s for a 40 s lease (reported at the period it passes, line 20); the digest
+    # relay renews at a third of its 90 s: silent.
+    result = analyse("da103_sql_template")
+    assert da103(result) == [("DA103", "da103_sql_template/relay/leases.py", 20, "error")]
+    f = finding_at(result, "DA103", "relay/leases.py", 20)
+    assert "50 s" in f.message and "40 s TTL" in f.message

@@ -107,3 +107,16 @@ def test_a_model_field_filled_from_a_loaded_file_drifts_from_its_own_default():
     assert rule_findings(result, "DA502") == [("DA502", "da401_config_models/studio/config/pipelines.yaml", 5)]
     f = finding_at(result, "DA502", "config/pipelines.yaml", 5)
     assert [rel(r.location) for r in f.related] == [("da401_config_models/studio/studio/models.py", 15)]
+
+
+def test_reader_helper_with_an_empty_default_of_its_own():
+    # fixtures/da502_reader_empty_default: `seconds_from_env(key, fallback)` reads
+    # `os.environ.get(key, "").strip()` and returns `fallback` when it is empty: the
+    # fallback is the compiled default. The production profile's 240 s fetch timeout is 16×
+    # the 15 s default (reported at the profile line); the parse timeout's 4× is silent.
+    result = analyse("da502_reader_empty_default")
+    found = sorted(where(f) for f in result.findings if f.rule_id == "DA502")
+    assert found == [("DA502", "da502_reader_empty_default/.env.production", 2)]
+    f = next(f for f in result.findings if f.rule_id == "DA502")
+    assert "16×" in f.message and "15 s" in f.message
+    assert [rel(r.location) for r in f.related] == [("da502_reader_empty_default/scanner/config.py", 13)]

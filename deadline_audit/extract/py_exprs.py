@@ -802,13 +802,25 @@ class ExprMixin:
         return False
 
     def _statement_text(self, expr: Expr) -> str | None:
-        """The SQL of a statement argument: a literal, in a wrapper (`text("UPDATE …")`), or
-        a module constant of this file bound to either (`_RENEW = sa.text("UPDATE …")`)."""
-        if expr.get("k") == "ref":
-            bound = [b.expr for b in self.facts.bindings if b.sym == expr["sym"] and b.function is None]
-            expr = bound[0] if len(bound) == 1 else expr
-        if expr.get("k") == "call" and expr.get("args"):
-            expr = expr["args"][0]
+        """The SQL of a statement argument: a literal, in a wrapper (`text("UPDATE …")`), a
+        template filled in (`_RENEW.format(table=table)`: the template's text), or a module
+        constant of this file or a local of this function bound once to any of these
+        (`_RENEW = sa.text("UPDATE …")`, `sql = _RENEW.format(…)`)."""
+        function = self.func.fact.sym if self.func is not None else None
+        for _ in range(4):
+            k = expr.get("k")
+            if k == "ref":
+                bound = [b.expr for b in self.facts.bindings
+                         if b.sym == expr["sym"] and b.function in (None, function)]
+                if len(bound) != 1:
+                    return None
+                expr = bound[0]
+            elif k == "call" and (expr.get("fn") or {}).get("k") == "method" and expr["fn"].get("name") == "format":
+                expr = expr["fn"].get("x") or {}
+            elif k == "call" and expr.get("args"):
+                expr = expr["args"][0]
+            else:
+                break
         return expr.get("v") if expr.get("k") == "str" else None
 
     def emit_sites(self, specs: list[Any], span: Span, args: list[Expr],
