@@ -271,15 +271,21 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         table = self.catalog.table("python", "executors")
         name = str(call.callee.get("name") or "").rsplit(".", 1)[-1]
         at = (table.get("spread") or {}).get(name)
-        if at is None or at >= len(call.args):
+        target = (table.get("targets") or {}).get(name)
+        if at is not None and at < len(call.args):
+            fn, args = call.args[at], list(call.args[at + 1:])
+            kw = dict(call.kw) if name in table.get("spread_keywords", ()) else {}
+        elif target is not None and target in call.kw:  # `Thread(target=keep, args=(…), kwargs={…})`
+            fn, given, named = call.kw[target], call.kw.get("args") or {}, call.kw.get("kwargs") or {}
+            args = list(given.get("items") or ()) if given.get("k") in ("tuple", "list") else []
+            kw = {str(k): v for k, v in named.get("items") or ()} if named.get("k") == "dict" else {}
+        else:
             return None
-        fn = call.args[at]
         if fn.get("k") == "field":  # a bound method: `start_soon(self._keep, ttl)`
             fn = {"k": "method", "x": fn.get("x"), "name": fn.get("name")}
         if fn.get("k") not in ("fnref", "method", "ref") or self.resolve_callee(fn, Ctx(path)) not in self.functions:
             return None
-        kw = dict(call.kw) if name in table.get("spread_keywords", ()) else {}
-        return CallFact(callee=fn, span=call.span, function=call.function, args=list(call.args[at + 1:]), kw=kw,
+        return CallFact(callee=fn, span=call.span, function=call.function, args=args, kw=kw,
                         awaited=call.awaited, scopes=list(call.scopes), extra=dict(call.extra))
 
     def partial_target(self, expr: Expr | None, ctx: Ctx, partials: set[str] | None = None) -> str | None:

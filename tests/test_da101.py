@@ -440,3 +440,17 @@ def test_llm_sdks_beyond_openai_and_anthropic():
         ("DA101", "da101_llm_sdks/briefs/writers.py", 10),
         ("DA101", "da101_llm_sdks/briefs/writers.py", 16),
     ]
+
+
+def test_thread_keepers_around_subprocess_and_alarm_deadlines():
+    # fixtures/da101_thread_target_keeper: `Thread(target=keep_claimed, args=(…, 300, stop))`
+    # around `subprocess.run(…, timeout=300)` (line 17); `Thread(target=keep_claimed,
+    # kwargs={…, "lease_s": 120, "stop": stop})` around `signal.alarm(120)` (line 28); both
+    # stopped with `stop.set()`. The encode's 900 s cap over a 300 s lease: silent.
+    result = analyse("da101_thread_target_keeper")
+    assert rule_findings(result, "DA101") == [
+        ("DA101", "da101_thread_target_keeper/farm/jobs.py", 17),
+        ("DA101", "da101_thread_target_keeper/farm/jobs.py", 28),
+    ]
+    render = finding_at(result, "DA101", "farm/jobs.py", 17)
+    assert [rel(r.location) for r in render.related] == [("da101_thread_target_keeper/farm/jobs.py", 13)]

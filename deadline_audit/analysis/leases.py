@@ -380,7 +380,8 @@ def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | N
         for b, _ in binds:
             if b.span.line <= start.span.line <= b.span.end_line and b.expr.get("k") == "call":
                 handles.add(b_sym)
-    signals = set(graph.catalog.file("leases").get("renewal", {}).get("stop_signals", {}).get("methods", ()))
+    stop_signals = graph.catalog.file("leases").get("renewal", {}).get("stop_signals", {})
+    signals, starts = set(stop_signals.get("methods", ())), set(stop_signals.get("starts", ()))
     given = {a["sym"] for a in _given_to(start) if a.get("k") == "ref" and a["sym"].startswith(caller + ".")}
     # a task group that runs the renewer is stopped by cancelling its scope
     # (`tg.start_soon(keep, …)` … `tg.cancel_scope.cancel()`)
@@ -393,6 +394,8 @@ def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | N
         callee = c.callee
         x = callee.get("x") or {}
         named = callee.get("sym") if callee.get("k") == "ref" else x.get("sym") if x.get("k") == "ref" else None
+        if named in handles and callee.get("name") in starts:
+            continue  # `keeper.start()`: the thread built on the start line begins here
         if named in handles or named in given and callee.get("name") in signals \
                 or group is not None and callee.get("name") == "cancel" and _root_sym(x) == group:
             if c.in_defer:
@@ -416,6 +419,10 @@ def _given_to(call: CallFact) -> list:
         found.append(arg)
         if arg.get("k") == "call":
             found.extend([*(arg.get("args") or ()), *(arg.get("kw") or {}).values()])
+        elif arg.get("k") == "tuple":  # `Thread(target=keep, args=(lease, stop))`
+            found.extend(arg.get("items") or ())
+        elif arg.get("k") == "dict":  # `Thread(target=keep, kwargs={"stop": stop, …})`
+            found.extend(v for _, v in arg.get("items") or ())
     return found
 
 

@@ -416,6 +416,8 @@ class ExprMixin:
                for item in items):
             # a table of payloads (`[{"name": …, "timeout_seconds": …}, Route(…)]`): keep them reachable
             return {"k": "list", "items": items}
+        if isinstance(node, cst.Tuple):  # `args=(lease, stop)`: what an executor passes on
+            return {"k": "tuple", "items": items}
         return unknown(type(node).__name__)
 
     def _dict(self, node: cst.Dict) -> Expr:
@@ -584,7 +586,7 @@ class ExprMixin:
         # local) or of a library (`await asyncio.gather(…)`) is kept too: what a coroutine
         # awaits, in order, decides what it is (DA201)
         if kind in ("fnref", "method") or deferred or (kind == "ext" and ck is not None and ck.known) \
-                or (awaited and kind in ("ref", "ext")) or (kind == "ext" and self._spawns(callee, args)):
+                or (awaited and kind in ("ref", "ext")) or (kind == "ext" and self._spawns(callee, args, kw)):
             fact = CallFact(callee=callee, span=span, function=function, args=args, kw=kw, awaited=awaited)
             if spread is not None:
                 fact.extra["spread"] = spread
@@ -616,11 +618,14 @@ class ExprMixin:
             kw[key] = item
             kw_spans[key] = Span(at[0], at[1], at[0], at[1]) if at else bound.span
 
-    def _spawns(self, callee: Expr, args: list[Expr]) -> bool:
-        """`asyncio.to_thread(keep, lease, stop)`: an executor handed a function of the
-        program with its arguments (catalog [executors.spread]) is kept as a call."""
-        at = self.idx.spread.get(str(callee.get("name") or "").rsplit(".", 1)[-1])
-        return at is not None and at < len(args) and args[at].get("k") in ("fnref", "ref", "field", "method")
+    def _spawns(self, callee: Expr, args: list[Expr], kw: dict[str, Expr]) -> bool:
+        """`asyncio.to_thread(keep, lease, stop)`, `Thread(target=keep, args=(…))`: an
+        executor handed a function of the program with its arguments (catalog
+        [executors.spread], [executors.targets]) is kept as a call."""
+        name = str(callee.get("name") or "").rsplit(".", 1)[-1]
+        at = self.idx.spread.get(name)
+        fn = args[at] if at is not None and at < len(args) else kw.get(self.idx.spread_targets.get(name) or "")
+        return fn is not None and fn.get("k") in ("fnref", "ref", "field", "method")
 
     def callee(self, func: cst.BaseExpression) -> tuple[Expr, str | None, bool]:
         """(callee expr, qualified name when it names an API/builtin, deferred?)"""

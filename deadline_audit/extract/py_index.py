@@ -62,6 +62,7 @@ class PyIndex:
     prefilter: re.Pattern[bytes]  # over the lowercased source: use `may_contribute`
     sql: Any = None  # SqlLeaseKnowledge: row leases in SQL statements (sql_leases.py)
     spread: dict[str, int] = field(default_factory=dict)  # catalog [executors.spread]: fn argument index
+    spread_targets: dict[str, str] = field(default_factory=dict)  # catalog [executors.targets]: fn keyword
     _calls: dict[str, CallKnowledge] = field(default_factory=dict)
     _methods: dict[str, list[SiteSpec]] = field(default_factory=dict)
 
@@ -203,6 +204,7 @@ def _build(catalog: Catalog) -> PyIndex:
         prefilter=re.compile(pattern),
         sql=SqlLeaseKnowledge(catalog, "python"),
         spread=dict(catalog.table("python", "executors").get("spread") or {}),
+        spread_targets=dict(catalog.table("python", "executors").get("targets") or {}),
     )
 
 
