@@ -64,7 +64,7 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
     # `type Duration struct{ time.Duration }`: a decoding wrapper holds the scalar it embeds
     wrapped = {sym.rsplit(".", 1)[0][len("sym:go:"):]: d.type for sym, d in graph.decls.items()
                if d.embedded and d.kind == "field" and d.type in WRAPPED_SCALARS and sym.startswith("sym:go:")}
-    for sym, keys in tagged_keys(graph).items():
+    for sym, keys in [*tagged_keys(graph).items(), *_json_config_keys(graph).items()]:
         decl = graph.decls[sym]
         scalar = wrapped.get(decl.type or "", decl.type)
         if scalar != "time.Duration" and scalar not in _NUMERIC and scalar != "string":
@@ -88,6 +88,29 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
             graph.bindings[sym].append((Binding(sym, expr, decl.span), graph.decl_path[sym]))
             # a struct held at several places reads one key per place (`activities.extract.…`,
             # `activities.transform.…`): the read's access path picks one (graph.py)
+
+
+def _json_config_keys(graph: "TimeoutGraph") -> dict[str, list[str]]:
+    """`json:"…"` tags name config keys only in a struct that mirrors a loaded JSON file
+    (`json.Unmarshal(raw, &fc)` of `config/sidecar.json`): a field whose key that file
+    holds, in a struct where another field's key is held by the same file. A wire struct
+    sharing one key name with a config file is not bound to it."""
+    files = {f for values in graph.config_values.values() for f, _ in values if str(f).endswith(".json")}
+    if not files:
+        return {}
+    found: dict[str, list[str]] = {}
+    by_struct: dict[str, list[tuple[str, list[str], set]]] = defaultdict(list)
+    for sym, keys in tagged_keys(graph, ("json",)).items():
+        decl = graph.decls[sym]
+        if any(decl.tags.get(t) for t in _TAGS):
+            continue  # the config-file tags already say
+        held = {f for key in keys for f, _ in graph.config_values.get(key, ()) if f in files}
+        by_struct[sym.rsplit(".", 1)[0]].append((sym, keys, held))
+    for fields in by_struct.values():
+        for sym, keys, held in fields:
+            if held and any(other != sym and held & other_held for other, _, other_held in fields):
+                found[sym] = keys
+    return found
 
 
 def _viper_keys(graph: "TimeoutGraph") -> tuple[dict[str, tuple], dict[str, tuple]]:

@@ -647,6 +647,11 @@ class _Builder:
                 if p.lang == "go" and s.lang == "go" and (p.type == s.type or p.type is None) \
                         and _package(p.path) == _package(s.path):
                     continue  # the receiver building its own value, not a send
+                if p.lang == "go" and s.lang == "go" and p.type is None \
+                        and component_of(self.g, p.path) == component_of(self.g, s.path):
+                    # a map literal a Go module sends elsewhere that shares keys with the
+                    # module's own request type (a client of its own API reuses the type)
+                    continue
                 if s.type.startswith("keys:") and p.path == s.path:
                     continue  # the module that reads the body answering with the same keys
                 candidates.append((n, s))

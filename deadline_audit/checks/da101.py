@@ -69,11 +69,14 @@ def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verd
         for holder in lease.body_uses:
             for site, path in by_carrier.get(holder, ()):
                 candidates.setdefault(site.id, (site, path, "on the client the lease's body uses"))
+        makers = _makers_in_use(graph, supervised)
         for fn in supervised:
             for site, path in by_function.get(fn, ()):
                 candidates.setdefault(site.id, (site, path, "inside the supervised operation"))
             for holder in graph.used_symbols(fn):
                 for site, path in by_carrier.get(holder, ()):
+                    if _other_object(graph, site, makers):
+                        continue
                     candidates.setdefault(site.id, (site, path, "on the client the supervised operation uses"))
         requests = [(call, call_path) for fn in supervised for call, call_path in graph.calls_in.get(fn, ())]
         requests += [(call, lease.location.path) for call in lease.body_calls]
@@ -93,6 +96,43 @@ def analyse(graph: TimeoutGraph) -> tuple[dict[str, Shadow], dict[str, list[Verd
                 shadow.leases.append(lease)
                 shadow.common_source = shadow.common_source or common
     return shadows, verdicts
+
+
+def _makers_in_use(graph: TimeoutGraph, supervised: set[str]) -> dict[str, set[str]]:
+    """The constructors of the objects the supervised operation calls methods on, when
+    visible (`h.Engine.Generate(…)` with `h.Engine` = `infer.NewEngine(cfg)`): the type
+    they return -> those constructors."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for fn in supervised:
+        for call, path in graph.calls_in.get(fn, ()):
+            if call.callee.get("k") == "method":
+                maker = _maker(graph, call.callee.get("x"), Ctx(path), 0)
+                result = graph.functions[maker][0].result_type if maker else None
+                if result:
+                    found[result].add(maker)
+    return found
+
+
+def _maker(graph: TimeoutGraph, expr, ctx: Ctx, depth: int) -> str | None:
+    if not isinstance(expr, dict) or depth > 4:
+        return None
+    if expr.get("k") == "call":
+        target = graph.resolve_callee(expr.get("fn"), ctx)
+        return target if target in graph.functions else None
+    sym = graph.resolve_sym(expr, ctx) if expr.get("k") in ("ref", "field") else None
+    bound = [(b, p) for b, p in graph.bindings.get(sym or "", ()) if not b.is_default]
+    if len(bound) != 1:
+        return None
+    return _maker(graph, bound[0][0].expr, Ctx(bound[0][1]), depth + 1)
+
+
+def _other_object(graph: TimeoutGraph, site, makers: dict[str, set[str]]) -> bool:
+    """A client configured by a constructor of a type whose objects the operation uses,
+    but not by the constructor of the object it uses (`NewBatchEngine` beside the
+    operation's `NewEngine`): another object's client."""
+    entry = graph.functions.get(site.function or "")
+    result = entry[0].result_type if entry else None
+    return bool(result and result in makers and site.function not in makers[result])
 
 
 def _is_hard(graph: TimeoutGraph, site) -> bool:

@@ -389,9 +389,13 @@ def response_origins(graph: TimeoutGraph, fn_sym: str, fn_path: str,
 
 
 def _origins(graph: TimeoutGraph, expr: Expr | None, path: str, fn: str | None,
-             found: list, depth: int, seen: set) -> None:
+             found: list, depth: int, seen: set, given: dict | None = None) -> None:
+    """`given`: inside a helper reached through one call, its parameters -> the arguments
+    of that call (`e.post(ctx, e.streamClient, …)` with `c.Do(req)` inside: the stream's
+    client is `e.streamClient`, not every client `post` is ever given)."""
     if not isinstance(expr, dict) or depth > 8 or len(found) > 8:
         return
+    given = given or {}
     k = expr.get("k")
     if k in ("ref", "field"):  # a variable, a parameter, or a struct field it was stored in
         sym = graph.resolve_sym(expr, Ctx(path))
@@ -399,20 +403,26 @@ def _origins(graph: TimeoutGraph, expr: Expr | None, path: str, fn: str | None,
         if sym in seen or decl is None or decl.kind not in ("local", "param", "field", "var"):
             return
         for b, p in graph.bindings.get(sym, ())[:8]:
-            _origins(graph, b.expr, p, b.function, found, depth + 1, seen | {sym})
+            _origins(graph, b.expr, p, b.function, found, depth + 1, seen | {sym}, given)
     elif k == "call":
         callee = expr.get("fn") or {}
         streams = graph.catalog.file("streams")
         methods = streams.get("go", {}).get("client_methods", ()) if graph.lang.get(path) == "go" else \
             streams.get("python", {}).get("request_methods", ())
         if callee.get("k") == "method" and callee.get("name") in methods:
-            found.append((callee.get("x"), path, fn, (expr.get("kw") or {}).get("timeout")))
+            client, client_path = callee.get("x"), path
+            held = given.get(graph.resolve_sym(client, Ctx(path)) or "") if isinstance(client, dict) else None
+            if held is not None:
+                client, client_path = held
+            found.append((client, client_path, fn, (expr.get("kw") or {}).get("timeout")))
             return
         target = graph.resolve_callee(callee, Ctx(path))
         if target is not None and target not in seen:
             tfn, tpath = graph.functions[target]
+            inner = {param: (arg, path) for param, (arg, _) in graph.call_subst(tfn, expr, Ctx(path)).items()
+                     if isinstance(arg, dict) and arg.get("k") in ("ref", "field")}
             for r in tfn.returns:
-                _origins(graph, r, tpath, target, found, depth + 1, seen | {target})
+                _origins(graph, r, tpath, target, found, depth + 1, seen | {target}, inner)
 
 
 def _through_accessor(graph: TimeoutGraph, holder: str | None) -> list[str]:
