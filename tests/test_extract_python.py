@@ -463,3 +463,39 @@ def test_loop_variables_are_elements_of_their_iterable(catalog):
     assert args[9] == [{"k": "ref", "sym": "sym:py:svc.app.job"}]
     assert {"k": "each", "x": jobs} in [b.expr for b in facts.bindings if b.sym == "sym:py:svc.app.job"]
     to_json(facts)  # a name used in its own iterable (`for c in c.kids`) makes no cycle
+
+
+def test_click_option_defaults_are_the_defaults_of_their_parameters(catalog):
+    # the option's identifier names the parameter, else its longest --flag; a default
+    # given only to a flag the function does not take binds nothing
+    facts = extract(catalog, """
+        import click
+
+        @click.command()
+        @click.option("--grace", "grace_s", type=int, default=3 * 60)
+        @click.option("-d", "--drain-timeout", type=int, default=45)
+        @click.option("--verbose", is_flag=True)
+        def drain(grace_s: int, drain_timeout: int, verbose: bool) -> None:
+            pass
+    """)
+    grace = binding(facts, "sym:py:svc.app.drain.grace_s")
+    assert grace[0].is_default and grace[0].expr["k"] == "op"
+    drain = binding(facts, "sym:py:svc.app.drain.drain_timeout")
+    assert drain[0].is_default and drain[0].expr["v"] == 45.0
+    assert not [b for b in facts.bindings if b.sym == "sym:py:svc.app.drain.verbose"]
+
+
+def test_thread_arguments_are_kept_as_a_tuple(catalog):
+    facts = extract(catalog, """
+        import threading
+
+        def keep(lease, stop):
+            pass
+
+        def run(lease):
+            stop = threading.Event()
+            t = threading.Thread(target=keep, args=(lease, stop))
+            t.start()
+    """)
+    thread = next(c for c in facts.calls if c.callee.get("name") == "threading.Thread")
+    assert thread.kw["args"]["k"] == "tuple" and len(thread.kw["args"]["items"]) == 2

@@ -404,6 +404,14 @@ def _stop_line(graph: GraphView, caller: str, start: CallFact, calls) -> int | N
     return None
 
 
+def _cleanup(call: CallFact, scope: str) -> bool:
+    """A call in an `except` or `finally` inside the lease's block runs after the operation
+    failed or ended (`except CancelledError: await jobs.fail(…)`): cleanup, not the work
+    the lease supervises."""
+    after = call.scopes[call.scopes.index(scope) + 1:]
+    return any(s == "finally" or s.startswith("except") for s in after)
+
+
 def _root_sym(expr) -> str | None:
     """The variable a receiver chain starts from (`tg.cancel_scope` -> `tg`)."""
     while isinstance(expr, dict) and expr.get("k") == "field":
@@ -458,7 +466,7 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
             spans = []
             inside = []
             for inner, inner_path in calls:
-                if scope in inner.scopes:
+                if scope in inner.scopes and not _cleanup(inner, scope):
                     inside.append(inner)
                     spans.append(inner.span)
                     ops.extend(graph.resolve_callees(inner.callee, Ctx(inner_path)))

@@ -121,6 +121,7 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
         inner = loops.get((fn_sym, loop)) if loop else None
         return inner is not None and bool(inner.periods)
 
+    paced = {f for (f, _), entry in loops.items() if entry.periods}  # functions with a timed loop
     helper_ttls = _ttls_by_function(graph, renewing)
     renews = _renew_markers(graph)
     ttl_of_renew = _RenewTtls(graph, spec)
@@ -139,6 +140,8 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
             target = graph.resolve_callee(call.callee, Ctx(cpath))
             if target is None:
                 continue
+            if call.in_go and target in paced:
+                continue  # `go w.keep(ctx, id)`: a keeper with its own timer, started by this loop
             entry = loops.setdefault((fn_sym, loop), Loop())
             stored = _store_ttl(graph, spec, call, cpath, target)
             entry.ttls.extend(stored)

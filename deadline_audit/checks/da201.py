@@ -331,7 +331,8 @@ def _wait_for_coroutines(graph: TimeoutGraph, writes: TerminalWrites, seen: set)
                 continue  # a deadline in test code bounds a test run, not production work
             entries: list[tuple[str, object]] = []
             if call.callee.get("k") == "ext" and call.callee.get("name") in wrappers and call.args:
-                site = next((s for s in sites.values() if s.function == call.function and s.span.line == call.span.line), None)
+                site = next((s for s in sites.values() if s.function == call.function
+                             and call.span.line <= s.span.line <= call.span.end_line), None)
                 coro = call.args[0]
                 if site is not None and coro.get("k") == "call":
                     entries.append((site.id, coro.get("fn")))

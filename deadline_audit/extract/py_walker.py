@@ -383,9 +383,31 @@ class Extractor(ExprMixin):
 
     # -- functions ----------------------------------------------------------------------
     def _funcdef(self, node: cst.FunctionDef) -> None:
-        for decorator in node.decorators:
-            self.expr(decorator.decorator)
+        decorators = [self.expr(decorator.decorator) for decorator in node.decorators]
         self.function(node, lambda_=False)
+        self._cli_defaults(decorators, f"{self.scope.sym}.{node.name.value}")
+
+    def _cli_defaults(self, decorators: list[Expr], fsym: str) -> None:
+        """`@click.option("--timeout", "timeout_s", default=14400)`: the default of the
+        parameter the option fills (catalog python.toml [cli_options])."""
+        funcs = self.idx.catalog.table("python", "cli_options").get("funcs", ())
+        for deco in decorators:
+            fn = deco.get("fn") or {}
+            # a library the catalog does not otherwise know resolves like a module of the
+            # program (`sym:py:click.option`)
+            name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym") or "").removeprefix("sym:py:")
+            default = (deco.get("kw") or {}).get("default")
+            if deco.get("k") != "call" or name not in funcs or default is None:
+                continue
+            names = [a.get("v") for a in deco.get("args") or () if a.get("k") == "str" and a.get("v")]
+            plain = [n for n in names if n.isidentifier()]
+            flags = sorted((n.lstrip("-") for n in names if n.startswith("--")), key=len, reverse=True)
+            pname = plain[0] if plain else flags[0].replace("-", "_") if flags else None
+            psym = f"{fsym}.{pname}" if pname else None
+            if psym is not None and any(d.sym == psym and d.kind == "param" for d in self.facts.decls):
+                at = default.get("at") or deco.get("at") or [0, 0]
+                self.facts.bindings.append(Binding(psym, default, Span(at[0], at[1], at[0], at[1]), fsym,
+                                                   is_default=True))
 
     def function(self, node: cst.FunctionDef | cst.Lambda, lambda_: bool) -> Expr:
         enclosing = self.func

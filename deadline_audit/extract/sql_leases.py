@@ -39,6 +39,8 @@ _AMOUNTS = (
     rf"{_param(1)}(?:\s*::\s*\w+)?\s*\*\s*{_second(1)}",
     rf"{_second(2)}\s*\*\s*{_param(2)}",
     rf"\(\s*{_param(3)}\s*\|\|\s*'\s*(?P<unit3>second|millisecond)s?'\s*\)\s*::\s*interval",
+    # an interval bound as it is (`now() + $2`, `now() + $2::interval`): a Go Duration, a timedelta
+    rf"(?P<unit5>){_param(5)}(?:\s*::\s*interval)?(?!\s*(?:[*|/+-]|::))",
 )
 
 
@@ -84,8 +86,9 @@ class SqlLeaseKnowledge:
         found = []
         for m in self._set.finditer(text):
             groups = {k: v for k, v in m.groupdict().items() if v is not None}
-            unit = next((v for k, v in groups.items() if k.startswith("unit")), "second").lower()
-            spec = self.sites.get("ms" if unit == "millisecond" else "us" if unit == "microsecond" else "s")
+            unit = next((v or "interval" for k, v in groups.items() if k.startswith("unit")), "second").lower()
+            spec = self.sites.get("ms" if unit == "millisecond" else "us" if unit == "microsecond"
+                                  else "interval" if unit == "interval" else "s")
             if spec is None:
                 continue
             num = next((v for k, v in groups.items() if k.startswith("num")), None)
@@ -105,8 +108,9 @@ def _acquires(text: str, column: str | None) -> bool:
     if re.match(r"^\s*insert\b", text, re.IGNORECASE) or column is None:
         return True
     col = re.escape(column)
-    return bool(re.search(rf"{col}\s*(?:<=?|is\s+null)|(?:>=?)\s*[\w.]*{col}\b|\bowner\w*\s+is\s+null", text,
-                          re.IGNORECASE))
+    # a queue claim (`… WHERE id = (SELECT … FOR UPDATE SKIP LOCKED …)`) takes a new row
+    return bool(re.search(rf"{col}\s*(?:<=?|is\s+null)|(?:>=?)\s*[\w.]*{col}\b|\bowner\w*\s+is\s+null"
+                          rf"|\bskip\s+locked\b", text, re.IGNORECASE))
 
 
 def now_plus_amount(expr: Expr, clocks: frozenset[str]) -> Expr | None:
