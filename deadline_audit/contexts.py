@@ -108,9 +108,17 @@ class ContextFlow:
         return found
 
     def is_grpc_handler(self, fn_sym: str) -> bool:
+        """A method of a gRPC server type with a handler's shape: `(ctx, *pb.Request)` for
+        a unary call, answering a message (a stream handler has no ctx parameter). A method of that type taking
+        something else (`IngestResult(ctx, data []byte)`) is the program's own, called
+        with the program's contexts."""
         entry = self.graph.functions.get(fn_sym)
-        return bool(entry and entry[0].receiver_type in self.grpc and any(
-            (self.graph.decls.get(p) and self.graph.decls[p].type == "context.Context") for p in entry[0].params))
+        if not entry or entry[0].receiver_type not in self.grpc or len(entry[0].params) != 2:
+            return False
+        ctx, req = (self.graph.decls.get(p) for p in entry[0].params)
+        request = (req.type or "") if req else ""
+        return bool(ctx and ctx.type == "context.Context" and "." in request
+                    and not request.startswith(("[", "map[", "func", "chan")) and entry[0].result_type != "error")
 
     # -- the query --------------------------------------------------------------------
     def origin(self, expr: Expr | None, path: str, fn: str | None, line: int) -> Origin:

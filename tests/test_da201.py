@@ -305,3 +305,15 @@ def test_an_object_whose_status_was_set_is_recorded_by_the_call_given_it():
         ("DA201", "da201_status_object/builds/compile.go", 49),
         ("DA201", "da201_status_object/builds/status.go", 46),
     ]
+
+
+def test_grpc_server_methods_that_are_not_handlers():
+    # fixtures/da201_grpc_own_methods: Settle(ctx, *pb.SettleRequest) is the gRPC method:
+    # its writes (line 36, and through recorderFor's stored ctx at line 31) are under the
+    # caller's context. Ingest(ctx, data []byte) is the program's own method of the same
+    # type, run by the queue consumer on context.Background(): silent.
+    result = analyse("da201_grpc_own_methods")
+    assert rule_findings(result, "DA201") == [
+        ("DA201", "da201_grpc_own_methods/ledger/server.go", 31),
+        ("DA201", "da201_grpc_own_methods/ledger/server.go", 36),
+    ]
