@@ -54,22 +54,9 @@ def _holder_factories(graph: GraphView, holders: dict[str, int]) -> dict[str, in
     TTL (`def hold(self, key, ttl): return OperationLease(self._client, key, ttl)`):
     `async with leases.hold(key, ttl=…)` holds that lease too."""
     found: dict[str, int] = {}
-    for sym, (fn, path) in graph.functions.items():
-        if graph.lang.get(path) != "python" or not fn.returns or sym in holders:
-            continue
-        for ret in fn.returns[:2]:
-            if ret.get("k") != "call":
-                continue
-            target = graph.resolve_callee(ret.get("fn"), Ctx(path))
-            index = holders.get(target or "")
-            if index is None or not target.endswith(".__init__"):
-                continue
-            init = graph.functions[target][0]
-            arg = ret["args"][index] if index < len(ret.get("args") or ()) \
-                else (ret.get("kw") or {}).get(init.param_names[index] if index < len(init.param_names) else "")
-            if arg and arg.get("k") == "ref" and arg["sym"] in fn.params:
-                found[sym] = fn.params.index(arg["sym"])
-                break
+    for sym, fn, _, arg in _factory_ttls(graph, holders):
+        if sym not in found and arg.get("k") == "ref" and arg["sym"] in fn.params:
+            found[sym] = fn.params.index(arg["sym"])
     return found
 
 
@@ -80,8 +67,17 @@ def fixed_ttl_factories(graph: GraphView) -> dict[str, tuple[Expr, str]]:
     key = ("_fixed_ttl_factories",)
     if key in graph._memo:
         return graph._memo[key]
-    holders = lease_holders(graph)
     found: dict[str, tuple[Expr, str]] = {}
+    for sym, fn, path, arg in _factory_ttls(graph, lease_holders(graph)):
+        if sym not in found and not (arg.get("k") == "ref" and arg["sym"] in fn.params):
+            found[sym] = (arg, path)
+    graph._memo[key] = found
+    return found
+
+
+def _factory_ttls(graph: GraphView, holders: dict[str, int]):
+    """(function, its fact, its path, the TTL argument) for each of the first two returns
+    of a Python function that builds a holder class (`return Lease(…, ttl)`)."""
     for sym, (fn, path) in graph.functions.items():
         if graph.lang.get(path) != "python" or not fn.returns or sym in holders:
             continue
@@ -93,11 +89,8 @@ def fixed_ttl_factories(graph: GraphView) -> dict[str, tuple[Expr, str]]:
             init = graph.functions[target][0]
             arg = ret["args"][index] if index < len(ret.get("args") or ()) \
                 else (ret.get("kw") or {}).get(init.param_names[index] if index < len(init.param_names) else "")
-            if arg and not (arg.get("k") == "ref" and arg["sym"] in fn.params):
-                found[sym] = (arg, path)
-                break
-    graph._memo[key] = found
-    return found
+            if arg:
+                yield sym, fn, path, arg
 
 
 def field_lease_holders(graph: GraphView) -> dict[str, tuple[str, int]]:
