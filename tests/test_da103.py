@@ -505,3 +505,14 @@ def test_row_lease_statement_filled_in_from_a_template():
     assert da103(result) == [("DA103", "da103_sql_template/relay/leases.py", 20, "error")]
     f = finding_at(result, "DA103", "relay/leases.py", 20)
     assert "50 s" in f.message and "40 s TTL" in f.message
+
+
+def test_durations_from_flag_defaults():
+    # fixtures/go_flag_defaults: `flag.DurationVar(&t.RetryPeriod, "retry-period", 10s, …)`
+    # and a 15 s LeaseDuration the same way, into a LeaderElectionConfig: renewing every
+    # 10 s is more than half the lease (warning, at the config's RetryPeriod). The janitor's
+    # 2 s for 15 s is fine.
+    result = analyse("go_flag_defaults")
+    assert da103(result) == [("DA103", "go_flag_defaults/internal/election/election.go", 22, "warning")]
+    f = finding_at(result, "DA103", "internal/election/election.go", 22)
+    assert "10 s" in f.message and "15 s TTL" in f.message

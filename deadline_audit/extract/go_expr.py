@@ -502,6 +502,13 @@ class GoExprs:
         conv = cat.conversion(q)
         if conv is not None:
             return self.conv(conv, None, arg_nodes, at, store)
+        if q in cat.flag_vars and len(arg_nodes) >= 3 and arg_nodes[0].type == "unary_expression":
+            # `flag.DurationVar(&ec.RetryPeriod, "retry-period", 12*time.Second, "…")`
+            held = arg_nodes[0].named_children[-1] if arg_nodes[0].named_children else None
+            sym = self.target(held, False, arg_nodes[2])[0] if held is not None else None
+            default = self.ex(arg_nodes[2], store)
+            if sym is not None:
+                self.bind(sym, default, arg_nodes[2], arg_nodes[2])
         if name == "SetConfigName" and arg_nodes and arg_nodes[0].type == "interpreted_string_literal":
             stem = unquote(self.text(arg_nodes[0]))  # viper: the file it loads, any extension
             if stem and "/" not in stem and len(stem) < 100:

@@ -235,6 +235,7 @@ class GoCatalog:
         self.sql = SqlLeaseKnowledge(catalog, "go")  # row leases in SQL (sql_leases.py)
         self.constants = {k: float(v) for k, v in catalog.constants("go").items()}
         self.field_types = catalog.field_site_types("go")
+        self.flag_vars = frozenset(catalog.table("go", "flags").get("vars", ()))
         viper = catalog.table("go", "viper")
         # library methods kept as call facts (`v.SetDefault(key, d)`: config_tags.py reads them)
         self.kept_methods = frozenset(viper.get("defaults", ())) | frozenset(viper.get("env_bindings", ()))
