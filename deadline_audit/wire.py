@@ -668,6 +668,21 @@ class _Builder:
         return found
 
     # -- clamps and fallbacks -----------------------------------------------------------
+    def _also_returned_whole(self, function: str, bound: Expr, subject: Expr) -> bool:
+        """`if warming_up: return min(FAST, interval)` … `return interval`: a function that
+        returns the min on one path and the value itself, never reassigned, on another caps
+        nothing. (`return min(requested, maxUpload)` in one case of a switch and `return
+        requested` after its own `if requested > max` in another is a clamp per case.)"""
+        entry = self.g.functions.get(function)
+        if entry is None or subject.get("k") != "ref" or not any(r is bound for r in entry[0].returns):
+            return False
+        if not any(r is not bound and r == subject for r in entry[0].returns):
+            return False
+        sym = subject["sym"]
+        writes = [b for b, _ in self.g.bindings.get(sym, ()) if not b.is_default and b.function == function]
+        own_local = sym.startswith(function + ".") and sym not in entry[0].params
+        return len(writes) == 1 if own_local else not writes  # a parameter, or a name of an enclosing function
+
     def clamps_and_fallbacks(self) -> tuple[list[Clamp], list[Fallback]]:
         clamps: list[Clamp] = []
         fallbacks: list[Fallback] = []
@@ -686,7 +701,7 @@ class _Builder:
             loc = Location(path, at[0], at[1])
             if k == "op" and sub.get("op") == "min" and len(sub.get("args") or ()) == 2:
                 pair = self._split_bound(sub["args"], path)
-                if pair:
+                if pair and not self._also_returned_whole(function, sub, pair[0]):
                     clamps.append(Clamp(function, path, loc, pair[0], pair[1], "min"))
             elif k == "call":
                 name = (sub.get("fn") or {}).get("name")

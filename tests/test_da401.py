@@ -376,3 +376,12 @@ def test_a_count_clamped_through_a_helper_is_no_duration():
     # named as a count (found on a real job queue): silent.
     result = analyse("da401_count_helper")
     assert rule_findings(result, "DA401") == []
+
+
+def test_a_min_on_one_return_path_only_caps_nothing():
+    # fixtures/da401_warmup_min: `fetch_timeout(120.0)` returns min(requested, 60): the
+    # literal 120 is cut (line 24). `next_wait()` returns min(1, interval) while warming up
+    # and the interval itself afterwards: the 45 s interval given through
+    # Thread(target=poll_forever, args=(stop, 45.0, fetch)) is never capped: silent.
+    result = analyse("da401_warmup_min")
+    assert rule_findings(result, "DA401") == [("DA401", "da401_warmup_min/poller/loop.py", 24)]
