@@ -317,3 +317,22 @@ def test_grpc_server_methods_that_are_not_handlers():
         ("DA201", "da201_grpc_own_methods/ledger/server.go", 31),
         ("DA201", "da201_grpc_own_methods/ledger/server.go", 36),
     ]
+
+
+def test_deadline_applied_by_a_decorator_of_the_program():
+    # fixtures/da201_decorator_deadline: `@time_boxed(20)` (a factory whose wrapper runs
+    # the method inside asyncio.timeout) and `@capped` (a wrapper calling
+    # wait_for(func(...), cap)) bound the functions they decorate: the terminal writes
+    # after the bank call are cancelled with it. Silent: the shielded write, the same
+    # body under `@traced` (no deadline), and the failure recorded by the caller outside.
+    result = analyse("da201_decorator_deadline")
+    assert rule_findings(result, "DA201") == [
+        ("DA201", "da201_decorator_deadline/payouts/settle.py", 18),
+        ("DA201", "da201_decorator_deadline/payouts/settle.py", 34),
+    ]
+    f = at(result, "payouts/settle.py", 18)
+    assert "asyncio.timeout (20 s)" in f.message
+    assert [(rel(r.location), r.message.split(":")[0]) for r in f.related] == [
+        (("da201_decorator_deadline/payouts/limits.py", 20), "deadline scope that fires"),
+        (("da201_decorator_deadline/payouts/settle.py", 16), "decorated"),
+    ]

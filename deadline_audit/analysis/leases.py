@@ -16,6 +16,7 @@ Vocabulary and parameter words are catalog data (vocabulary.toml, leases.toml).
 from __future__ import annotations
 
 from deadline_audit.analysis.context import Ctx, GraphView, Lease
+from deadline_audit.analysis.decorators import call_at
 from deadline_audit.extract.sql_leases import SqlLeaseKnowledge, now_plus_amount
 from deadline_audit.analysis.instances import object_fields
 from deadline_audit.facts import CallFact, Expr, FunctionFact, walk_exprs
@@ -520,7 +521,7 @@ def _decorator_leases(graph: GraphView, holders: dict[str, int],
         for mark in fn.markers:
             if mark.get("m") != "decorated":
                 continue
-            call = _call_at(graph, path, mark["line"], mark["col"])
+            call = call_at(graph, path, mark["line"], mark["col"])
             if call is None:
                 continue
             factory = graph.resolve_callee(call.callee, Ctx(path))
@@ -562,14 +563,6 @@ def _armed_param(graph: GraphView, factory: str, holders: dict[str, int],
 def _within(inner, outer) -> bool:
     return (outer.line, outer.column) <= (inner.line, inner.column) and \
         (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
-
-
-def _call_at(graph: GraphView, path: str, line: int, col: int) -> CallFact | None:
-    facts = graph.files.get(path)
-    for call in facts.calls if facts else ():
-        if call.span.line == line and call.span.column == col:
-            return call
-    return None
 
 
 def _arg(call: CallFact, fn: FunctionFact, index: int):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from deadline_audit.analysis.decorators import Decoration, decorations
 from deadline_audit.contexts import ContextFlow, Origin, uses_symbol
 from deadline_audit.checks.evidence import describe_seconds
 from deadline_audit.terminal_writes import TerminalWrites
@@ -325,6 +326,7 @@ def _wait_for_coroutines(graph: TimeoutGraph, writes: TerminalWrites, seen: set)
     inside a deadline scope, writes after doing work."""
     wrappers = set(graph.catalog.file("terminal_writes").get("python", {}).get("deadline_wrappers", ()))
     sites = {s.id: s for s, p in graph.sites if s.role == "context_deadline"}
+    yield from _bounded_functions(graph, writes, seen, _decorated_entries(graph, writes, wrappers, sites))
     for calls in list(graph.calls_in.values()):
         for call, path in calls:
             if graph.lang.get(path) != "python" or path in graph.callgraph.test_paths:
@@ -341,23 +343,76 @@ def _wait_for_coroutines(graph: TimeoutGraph, writes: TerminalWrites, seen: set)
                         and call.callee.get("k") in ("fnref", "method") and not writes.is_terminal(call, path):
                     # (a terminal write in the scope is judged at that call, never inside it)
                     entries.append((scope[5:], call.callee))
-            for site_id, callee in entries:
-                target = graph.resolve_callee(callee, Ctx(path))
-                if not target:
+            resolved = [(site_id, graph.resolve_callee(callee, Ctx(path))) for site_id, callee in entries]
+            yield from _bounded_functions(graph, writes, seen, [(s, t, None) for s, t in resolved if t])
+
+
+def _bounded_functions(graph: TimeoutGraph, writes: TerminalWrites, seen: set,
+                       entries: list[tuple[str, str, Related | None]]) -> Iterable[Finding]:
+    """(deadline site, function run under it): the function's own writes after work, and
+    those of what it calls directly (deeper code is other work, whose own writes are
+    judged where they are made)."""
+    for site_id, target, via in entries:
+        for fn in sorted({target} | graph.callees(target)):
+            inner = graph.calls_in.get(fn, ())
+            for write, wpath in inner:
+                key = (wpath, write.span.line, write.span.column)
+                if key in seen or not writes.is_terminal(write, wpath) or "shield" in write.scopes:
                     continue
-                # the coroutine's own function and what it calls directly: deeper code
-                # is other work, whose own writes are judged where they are made
-                for fn in sorted({target} | graph.callees(target)):
-                    inner = graph.calls_in.get(fn, ())
-                    for write, wpath in inner:
-                        key = (wpath, write.span.line, write.span.column)
-                        if key in seen or not writes.is_terminal(write, wpath) or "shield" in write.scopes:
-                            continue
-                        if any(w is not write and w.awaited and not writes.is_terminal(w, wp)
-                               and (w.span.line, w.span.column) < (write.span.line, write.span.column)
-                               for w, wp in inner):
-                            seen.add(key)
-                            yield _py_finding(graph, writes, write, wpath, "a", site_id)
+                if any(w is not write and w.awaited and not writes.is_terminal(w, wp)
+                       and (w.span.line, w.span.column) < (write.span.line, write.span.column)
+                       for w, wp in inner):
+                    seen.add(key)
+                    finding = _py_finding(graph, writes, write, wpath, "a", site_id)
+                    if via is not None:
+                        finding.related.append(via)
+                    yield finding
+
+
+def _decorated_entries(graph: TimeoutGraph, writes: TerminalWrites, wrappers: set[str],
+                       sites: dict) -> list[tuple[str, str, Related | None]]:
+    """A decorator of the program whose wrapper runs the wrapped function inside a
+    deadline (`async with asyncio.timeout(s): return await func(*a)`, or
+    `wait_for(func(*a), t)`): every function it decorates runs under that deadline."""
+    bounding: dict[str, str] = {}  # decorator (takes the function) -> deadline site id
+    for sym, (fn, path) in graph.functions.items():
+        outer = graph.functions.get(fn.enclosing or "")
+        if graph.lang.get(path) != "python" or outer is None or not outer[0].params:
+            continue
+        wrapped = outer[0].params[0]
+        for call, _ in graph.calls_in.get(sym, ()):
+            site_id = _wrapped_call_deadline(call, wrapped, wrappers, sites)
+            if site_id is not None:
+                bounding[fn.enclosing] = site_id
+    return [(bounding[d.applied], sym, _decorated_at(graph, sym, d))
+            for sym, found in sorted(decorations(graph).items())
+            for d in found if d.applied in bounding and d.path not in graph.callgraph.test_paths]
+
+
+def _decorated_at(graph: TimeoutGraph, sym: str, decoration: Decoration) -> Related:
+    fn, path = graph.functions[sym]
+    # the factory of `@time_boxed(20)`, the function itself of `@capped`
+    named = (decoration.call.callee.get("sym") if decoration.call is not None else None) or decoration.applied
+    name = named.removeprefix("sym:py:").rsplit(".", 1)[-1]
+    return Related(f"decorated: {sym.rsplit('.', 1)[-1]} runs inside the deadline of {name}",
+                   Location(path, fn.span.line, fn.span.column))
+
+
+def _wrapped_call_deadline(call: CallFact, wrapped: str, wrappers: set[str], sites: dict) -> str | None:
+    callee = call.callee
+    if callee.get("k") == "ref" and callee.get("sym") == wrapped:
+        for i, scope in enumerate(call.scopes):
+            if scope.startswith("with:") and _unshielded_after(call.scopes, i):
+                return scope[5:]
+    if callee.get("k") == "ext" and callee.get("name") in wrappers and call.args:
+        coro = call.args[0]
+        name = wrapped.rsplit(".", 1)[-1]
+        # a call of a parameter is no call of the program's: its text is what it calls
+        if (coro.get("k") == "unknown" and coro.get("text") == f"{name}(…)") or \
+                (coro.get("k") == "call" and (coro.get("fn") or {}).get("sym") == wrapped):
+            return next((s.id for s in sites.values() if s.function == call.function
+                         and call.span.line <= s.span.line <= call.span.end_line), None)
+    return None
 
 
 def _py_finding(graph: TimeoutGraph, writes: TerminalWrites, write: CallFact, path: str, kind: str,

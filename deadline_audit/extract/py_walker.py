@@ -385,6 +385,12 @@ class Extractor(ExprMixin):
     def _funcdef(self, node: cst.FunctionDef) -> None:
         decorators = [self.expr(decorator.decorator) for decorator in node.decorators]
         self.function(node, lambda_=False)
+        fact = self.facts.functions[-1]  # appended when its body is done
+        for deco in decorators:
+            # `@capped` naming a function of the program: what it wraps the function in
+            # may bound it (DA201); a decorator that is a call is marked by its position
+            if deco.get("k") in ("ref", "fnref") and deco.get("sym"):
+                fact.markers.append({"m": "decorated_by", "sym": deco["sym"]})
         self._cli_defaults(decorators, f"{self.scope.sym}.{node.name.value}")
 
     def _cli_defaults(self, decorators: list[Expr], fsym: str) -> None:
