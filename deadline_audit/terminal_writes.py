@@ -268,6 +268,8 @@ class TerminalWrites:
             elif not (fn.is_async and call.awaited):
                 continue
             relevant.append((call, cpath))
+        if not go:
+            relevant = self._after_handles(fn_sym, relevant)
         if not relevant:
             return None
         # the first call that uses the ctx (Go) / is awaited (Python) decides: a write
@@ -277,13 +279,29 @@ class TerminalWrites:
         if self.is_terminal(*relevant[0]):
             # a write first, then work with the same ctx (`if bad { record(ctx); return }`
             # … `apply(ctx)` … `record(ctx)`): an operation whose writes are judged inside it
-            if any(not call.in_defer and self.name_of(call).lower() not in self._persist
+            if any(not call.in_defer and "finally" not in call.scopes  # cleanup is no work
+                   and self.name_of(call).lower() not in self._persist
                    and not self.is_terminal(call, cpath) and not self._data_statement(call)
                    for call, cpath in relevant[1:]):
                 return False  # (committing the write, `tx.Commit(ctx)`, is part of it; so is
                 # another statement of the same record, `INSERT INTO run_events …`)
             return True
         return False if len(relevant) > 1 else None
+
+    def _after_handles(self, fn_sym: str, relevant: list) -> list:
+        """Python: a leading call that only gets the handle a statement then goes through
+        (`db = await self._connect()`, then `await db.execute("UPDATE … SET status …")`)
+        is setup, not the work: the statement decides. Only a statement that says what it
+        writes: a name on the handle (`writer.complete(…)`) may be more work."""
+        handles = {b.span.line: b.sym for _, b, _ in self.graph.bindings_by_function().get(fn_sym, ())
+                   if b.expr.get("k") == "call" and b.sym.startswith(fn_sym + ".")}
+        while len(relevant) > 1:
+            local = handles.get(relevant[0][0].span.line)
+            on_handle = next((c for c, _ in relevant[1:] if _receiver_root(c.callee) == local), None)
+            if local is None or on_handle is None or not any(self._sql(a) for a in on_handle.args):
+                break
+            relevant = relevant[1:]
+        return relevant
 
     def _discards_ctx(self, fn_sym: str) -> bool:
         """Go: a function that takes a ctx but never hands it (or what derives from it)
@@ -675,3 +693,11 @@ def _field_path(expr: Any) -> tuple[str, ...]:
     if not isinstance(expr, dict) or expr.get("k") != "ref":
         return ()
     return (str(expr.get("sym")), *reversed(names))
+
+
+def _receiver_root(callee: Expr) -> str | None:
+    """The symbol a method call's receiver chain starts from (`db.execute` -> db)."""
+    x = callee.get("x") if callee.get("k") == "method" else None
+    while isinstance(x, dict) and x.get("k") in ("field", "call", "method"):
+        x = x.get("x") if x.get("k") != "call" else (x.get("fn") or {}).get("x")
+    return x.get("sym") if isinstance(x, dict) and x.get("k") == "ref" else None

@@ -336,3 +336,17 @@ def test_deadline_applied_by_a_decorator_of_the_program():
         (("da201_decorator_deadline/payouts/limits.py", 20), "deadline scope that fires"),
         (("da201_decorator_deadline/payouts/settle.py", 16), "decorated"),
     ]
+
+
+def test_writes_through_a_connection_opened_first():
+    # fixtures/da201_handle_writes: finish_run and keep open a connection first
+    # (`conn = await self._open()`), then write through it (a status UPDATE; a row of an
+    # outcomes table) and close it in `finally`: the opening is setup, the write decides.
+    # keep is awaited inside anyio.fail_after after the scoring (a); finish_run in
+    # `finally:` of an anyio module (b). Silent: a row of run_events (no outcome), and
+    # the finish_run shielded by CancelScope(shield=True).
+    result = analyse("da201_handle_writes")
+    assert rule_findings(result, "DA201") == [
+        ("DA201", "da201_handle_writes/archive/runner.py", 18),
+        ("DA201", "da201_handle_writes/archive/runner.py", 20),
+    ]
