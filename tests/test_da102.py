@@ -224,3 +224,16 @@ def test_wait_for_over_a_helper_that_enters_a_handed_in_stream():
     # the stream (line 22). title's wait_for bounds a non-streamed create: silent.
     result = analyse("da102_stream_helper")
     assert rule_findings(result, "DA102") == [("DA102", "da102_stream_helper/assist/reply.py", 22)]
+
+
+def test_a_deadline_given_as_a_typer_or_fastapi_parameter_default():
+    # fixtures/py_param_defaults: `--stop-after` (typer.Option(900.0)) reaches
+    # anyio.fail_after around a followed log stream through anyio.run(_follow, …);
+    # `budget_s: float = Query(120.0)` bounds an archive streamed from another service.
+    # Silent: `--gap` is only an httpx read (idle) timeout.
+    result = analyse("py_param_defaults")
+    assert da102(result) == [
+        ("DA102", "py_param_defaults/tailer/api.py", 18),
+        ("DA102", "py_param_defaults/tailer/cli.py", 29),
+    ]
+    assert "anyio.fail_after 15 min" in at(result, "tailer/cli.py").message

@@ -499,3 +499,29 @@ def test_thread_arguments_are_kept_as_a_tuple(catalog):
     """)
     thread = next(c for c in facts.calls if c.callee.get("name") == "threading.Thread")
     assert thread.kw["args"]["k"] == "tuple" and len(thread.kw["args"]["items"]) == 2
+
+
+def test_typer_and_fastapi_parameter_defaults_are_their_markers_defaults(catalog):
+    # `typer.Option(900.0, …)`, `Query(default=120)`: the marker's default; a required
+    # option (`...`) has none; an executor handed a function defined further down keeps
+    # its call (the function is a placeholder until the end of the module)
+    facts = extract(catalog, """
+        import anyio
+        import typer
+        from fastapi import Query
+
+        def follow(stop_after: float = typer.Option(900.0, "--stop-after"),
+                   token: str = typer.Option(..., "--token")) -> None:
+            anyio.run(_follow, stop_after)
+
+        async def page(limit_s: float = Query(default=120)) -> None:
+            pass
+
+        async def _follow(stop_after: float) -> None:
+            pass
+    """)
+    assert binding(facts, "sym:py:svc.app.follow.stop_after")[0].expr["v"] == 900.0
+    assert not [b for b in facts.bindings if b.sym == "sym:py:svc.app.follow.token"]
+    assert binding(facts, "sym:py:svc.app.page.limit_s")[0].expr["v"] == 120.0
+    run = next(c for c in facts.calls if c.callee.get("name") == "anyio.run")
+    assert run.args[0].get("sym") == "sym:py:svc.app._follow"

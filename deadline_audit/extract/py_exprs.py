@@ -625,7 +625,9 @@ class ExprMixin:
         name = str(callee.get("name") or "").rsplit(".", 1)[-1]
         at = self.idx.spread.get(name)
         fn = args[at] if at is not None and at < len(args) else kw.get(self.idx.spread_targets.get(name) or "")
-        return fn is not None and fn.get("k") in ("fnref", "ref", "field", "method")
+        # (a function defined further down the module is a placeholder until the end)
+        return fn is not None and (fn.get("k") in ("fnref", "ref", "field", "method")
+                                   or any(fn is pending for pending, _, _ in self.pending_names))
 
     def callee(self, func: cst.BaseExpression) -> tuple[Expr, str | None, bool]:
         """(callee expr, qualified name when it names an API/builtin, deferred?)"""

@@ -398,12 +398,8 @@ class Extractor(ExprMixin):
         parameter the option fills (catalog python.toml [cli_options])."""
         funcs = self.idx.catalog.table("python", "cli_options").get("funcs", ())
         for deco in decorators:
-            fn = deco.get("fn") or {}
-            # a library the catalog does not otherwise know resolves like a module of the
-            # program (`sym:py:click.option`)
-            name = fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym") or "").removeprefix("sym:py:")
             default = (deco.get("kw") or {}).get("default")
-            if deco.get("k") != "call" or name not in funcs or default is None:
+            if _called_name(deco) not in funcs or default is None:
                 continue
             names = [a.get("v") for a in deco.get("args") or () if a.get("k") == "str" and a.get("v")]
             plain = [n for n in names if n.isidentifier()]
@@ -414,6 +410,17 @@ class Extractor(ExprMixin):
                 at = default.get("at") or deco.get("at") or [0, 0]
                 self.facts.bindings.append(Binding(psym, default, Span(at[0], at[1], at[0], at[1]), fsym,
                                                    is_default=True))
+
+    def _param_default(self, default: Expr) -> Expr | None:
+        """`timeout: float = typer.Option(600.0, "--timeout")`: the parameter's default is
+        the marker's own default (catalog python.toml [param_defaults]); a required one
+        (`...`) has none."""
+        if _called_name(default) not in self.idx.catalog.table("python", "param_defaults").get("funcs", ()):
+            return default
+        value = (default.get("kw") or {}).get("default") or next(iter(default.get("args") or ()), None)
+        if value is None or value.get("k") == "unknown" and value.get("text") in ("...", "Ellipsis"):
+            return None
+        return value
 
     def function(self, node: cst.FunctionDef | cst.Lambda, lambda_: bool) -> Expr:
         enclosing = self.func
@@ -461,7 +468,7 @@ class Extractor(ExprMixin):
             if param.annotation is not None:
                 self.expr(param.annotation.annotation)
                 type_name = self.type_name(param.annotation.annotation)
-            default = self.expr(param.default) if param.default is not None else None
+            default = self._param_default(self.expr(param.default)) if param.default is not None else None
             if i == 0 and is_method and param.star == "":
                 # a classmethod's `cls` is the class itself: `cls(field=…)` builds one
                 itself = cls.sym if is_classmethod else ""  # type: ignore[union-attr]
@@ -740,3 +747,12 @@ def _callable_returning_bool(node: cst.BaseExpression) -> bool:
     while isinstance(value, cst.Subscript) and value.slice and isinstance(value.slice[-1].slice, cst.Index):
         value = value.slice[-1].slice.value  # Awaitable[bool], Coroutine[Any, Any, bool]
     return isinstance(value, cst.Name) and value.value == "bool"
+
+
+def _called_name(expr: Expr) -> str | None:
+    """The dotted name a call expression calls; a library the catalog does not otherwise
+    know resolves like a module of the program (`sym:py:click.option`)."""
+    if expr.get("k") != "call":
+        return None
+    fn = expr.get("fn") or {}
+    return fn.get("name") if fn.get("k") == "ext" else str(fn.get("sym") or "").removeprefix("sym:py:")
