@@ -113,38 +113,65 @@ def _json_config_keys(graph: "TimeoutGraph") -> dict[str, list[str]]:
     return found
 
 
-def _viper_keys(graph: "TimeoutGraph") -> tuple[dict[str, tuple], dict[str, tuple]]:
-    """(key -> (default expr, its path, its position)) of `SetDefault(key, D)` and
-    (key -> (env name, path, position)) of `BindEnv(key, NAME)`, on any receiver (catalog
-    `go.viper`)."""
+def _viper_keys(graph: "TimeoutGraph") -> tuple[dict[str, tuple], dict[str, tuple], tuple | None]:
+    """(key -> (default expr, its path, its position)) of `SetDefault(key, D)`,
+    (key -> (env name, path, position)) of `BindEnv(key, NAME)`, on any receiver, and
+    `AutomaticEnv` as (prefix, key replacer set?, path, position) (catalog `go.viper`)."""
+    found = graph._memo.get(("viper_keys",))
+    if found is not None:
+        return found
     spec = graph.catalog.table("go", "viper")
     set_default, bind_env = set(spec.get("defaults", ())), set(spec.get("env_bindings", ()))
+    automatic, prefixes = set(spec.get("automatic_env", ())), set(spec.get("env_prefix", ()))
+    replacers = set(spec.get("key_replacers", ()))
     defaults: dict[str, tuple] = {}
     envs: dict[str, tuple] = {}
-    if not set_default and not bind_env:
-        return defaults, envs
+    auto_at, prefix, replaced = None, "", False
     for calls in graph.calls_in.values():
         for call, path in calls:
             callee = call.callee
             name = callee.get("name") if callee.get("k") in ("method", "ext") else None
             last = str(name or "").rsplit(".", 1)[-1]
+            if graph.lang.get(path) != "go":
+                continue
+            if last in automatic:
+                auto_at = (path, (call.span.line, call.span.column))
+            elif last in prefixes and call.args and call.args[0].get("k") == "str":
+                prefix = call.args[0]["v"]
+            elif last in replacers:
+                replaced = True
             if last not in set_default and last not in bind_env or len(call.args) < 2 \
-                    or call.args[0].get("k") != "str" or graph.lang.get(path) != "go":
+                    or call.args[0].get("k") != "str":
                 continue
             key = call.args[0]["v"]
             if last in set_default:
                 defaults.setdefault(key, (call.args[1], path, (call.span.line, call.span.column)))
             elif call.args[1].get("k") == "str":
                 envs.setdefault(key, (call.args[1]["v"], path, (call.span.line, call.span.column)))
-    return defaults, envs
+    auto = (prefix, replaced, *auto_at) if auto_at is not None else None
+    found = graph._memo[("viper_keys",)] = (defaults, envs, auto)
+    return found
 
 
 def _bind_viper(graph: "TimeoutGraph", sym: str, key: str, values, viper) -> bool:
     """The field reads its env variable, else the config file, else the viper default."""
+    read = _viper_duration(graph, key, values, viper)
+    if read is None:
+        return False
+    expr, path = read
+    decl = graph.decls[sym]
+    graph.bindings[sym].append((Binding(sym, expr, decl.span), path or graph.decl_path[sym]))
+    return True
+
+
+def _viper_duration(graph: "TimeoutGraph", key: str, values, viper) -> tuple[dict, str | None] | None:
+    """A Duration viper gives for `key`: its env variable, else the config file, else the
+    `SetDefault` value (as Go text, so that one parse reads any of the three), with the
+    path of the env binding when there is one."""
     from deadline_audit.durations import Quantity
     from deadline_audit.graph import Ctx
 
-    defaults, envs = viper
+    defaults, envs = viper[0], viper[1]
     text: dict | None = None  # what the field holds without the env variable, as Go text
     if len(values) == 1 and not values[0][1].is_number:
         text = {"k": "cfg", "key": key, "file": values[0][0], "default": None}
@@ -153,12 +180,47 @@ def _bind_viper(graph: "TimeoutGraph", sym: str, key: str, values, viper) -> boo
         value = graph.value(expr, Ctx(dpath))
         if isinstance(value, Quantity) and value.unit in (None, "ns"):
             text = {"k": "str", "v": f"{value.value:.0f}ns", "at": list(at)}
-    if text is None and key not in envs:
-        return False
-    path = graph.decl_path[sym]
-    if key in envs:
-        name, path, at = envs[key]
+    env = _env_of(key, viper)
+    if text is None and env is None:
+        return None
+    path = None
+    if env is not None:
+        name, path, at = env
         text = {"k": "env", "name": {"k": "str", "v": name}, "default": text, "at": list(at)}
-    decl = graph.decls[sym]
-    graph.bindings[sym].append((Binding(sym, {"k": "conv", "t": "parse_duration", "x": text}, decl.span), path))
-    return True
+    return {"k": "conv", "t": "parse_duration", "x": text}, path
+
+
+def _env_of(key: str, viper) -> tuple[str, str, tuple] | None:
+    """The env variable viper reads `key` from: `BindEnv(key, NAME)`, else the name
+    `AutomaticEnv` derives (the `SetEnvPrefix` prefix, the key upper-cased, its dots made
+    underscores by a `SetEnvKeyReplacer`)."""
+    envs, auto = viper[1], viper[2]
+    if key in envs:
+        return envs[key]
+    if auto is None or ("." in key and not auto[1]):
+        return None
+    prefix, _, path, at = auto
+    name = key.upper().replace(".", "_").replace("-", "_")
+    return (f"{prefix.upper()}_{name}" if prefix else name), path, at
+
+
+def bind_viper_getters(graph: "TimeoutGraph") -> None:
+    """`HTTPConfig{WriteTimeout: v.GetDuration("http.write_timeout")}`: what a getter of
+    catalog `go.viper.getters` reads is the key's env variable, config file value or
+    default (the call's own binding is replaced by that chain)."""
+    getters = graph.catalog.table("go", "viper").get("getters", {})
+    viper = _viper_keys(graph)
+    if not getters or not (viper[0] or viper[1] or viper[2] or graph.config_values):
+        return
+    for sym, binds in graph.bindings.items():
+        for i, (binding, path) in enumerate(binds):
+            expr = binding.expr
+            if expr.get("k") != "call" or not sym.startswith("sym:go:"):
+                continue
+            kind = getters.get(str((expr.get("fn") or {}).get("name") or "").rsplit(".", 1)[-1])
+            args = expr.get("args") or []
+            if kind != "duration" or not args or args[0].get("k") != "str":
+                continue
+            read = _viper_duration(graph, args[0]["v"], graph.config_values.get(args[0]["v"], ()), viper)
+            if read is not None:
+                binds[i] = (Binding(sym, read[0], binding.span, binding.function, binding.is_default), path)

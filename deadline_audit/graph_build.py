@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from deadline_audit.catalog import Catalog
-from deadline_audit.config_tags import bind_config_tags
+from deadline_audit.config_tags import bind_config_tags, bind_viper_getters
 from deadline_audit.duration_text import format_seconds
 from deadline_audit.durations import Quantity
 from deadline_audit.facts import Expr, FileFacts
@@ -24,6 +24,7 @@ def build_graph(facts: list[FileFacts], catalog: Catalog, declared_leases: tuple
     forgotten), then populate the networkx graph."""
     graph = TimeoutGraph(facts, catalog, declared_leases, root)
     bind_config_tags(graph)
+    bind_viper_getters(graph)
     bind_settings_tables(graph)
     graph.forget_memos()
     graph.wire_config = wire_config  # components and links from configuration (wire_config.py)

@@ -237,3 +237,20 @@ def test_a_deadline_given_as_a_typer_or_fastapi_parameter_default():
         ("DA102", "py_param_defaults/tailer/cli.py", 29),
     ]
     assert "anyio.fail_after 15 min" in at(result, "tailer/cli.py").message
+
+
+def test_a_write_timeout_read_by_a_viper_getter_under_automatic_env(tmp_path, monkeypatch):
+    # fixtures/go_viper_getters: `WriteTimeout: v.GetDuration("web.write_timeout")` with
+    # SetEnvPrefix("relay"), a "." -> "_" key replacer and AutomaticEnv: RELAY_WEB_WRITE_TIMEOUT
+    # (3m in .env) wins over the YAML (45s) over SetDefault (30s). The server serves an SSE
+    # handler: flagged with the env value; without the env file, the YAML's.
+    result = analyse("go_viper_getters")
+    assert da102(result) == [("DA102", "go_viper_getters/internal/web/server.go", 17)]
+    assert "WriteTimeout 180 s" in at(result, "web/server.go").message
+    root = tmp_path / "go_viper_getters"
+    shutil.copytree(FIXTURES / "go_viper_getters", root)
+    (root / ".env").unlink()
+    monkeypatch.chdir(tmp_path)
+    bare = pipeline.analyse([root], load_config([root]), use_cache=False)
+    assert [f.message.split(" also")[0] for f in bare.findings if f.rule_id == "DA102"] == [
+        "http.Server.WriteTimeout 45 s"]

@@ -516,3 +516,23 @@ def test_durations_from_flag_defaults():
     assert da103(result) == [("DA103", "go_flag_defaults/internal/election/election.go", 22, "warning")]
     f = finding_at(result, "DA103", "internal/election/election.go", 22)
     assert "10 s" in f.message and "15 s TTL" in f.message
+
+
+def test_a_period_defaulted_from_the_ttl_field_it_renews(tmp_path, monkeypatch):
+    # fixtures/go_viper_getters: PumpOptions.Touch defaults to `o.Lease * 3 / 4` when a
+    # caller leaves it out (the slow pump does); the Lease differs per pump (a viper value
+    # for both, a compiled default when unset), so only the share of the default can be
+    # judged: 0.75 of any Lease is a warning. A default of a third is silent.
+    result = analyse("go_viper_getters")
+    assert da103(result) == [("DA103", "go_viper_getters/internal/inbox/pump.go", 21, "warning")]
+    f = finding_at(result, "DA103", "inbox/pump.go", 21)
+    assert "Touch defaults to 0.75 × Lease" in f.message
+    assert [rel(r.location) for r in f.related] == [("go_viper_getters/internal/inbox/pump.go", 46),
+                                                    ("go_viper_getters/internal/inbox/pump.go", 51)]
+    root = tmp_path / "go_viper_getters"
+    shutil.copytree(FIXTURES / "go_viper_getters", root)
+    pump = root / "internal" / "inbox" / "pump.go"
+    pump.write_text(pump.read_text(encoding="utf-8").replace("o.Lease * 3 / 4", "o.Lease / 3"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    fixed = pipeline.analyse([root], load_config([root]), use_cache=False)
+    assert [f for f in fixed.findings if f.rule_id == "DA103"] == []

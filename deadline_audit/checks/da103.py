@@ -28,7 +28,7 @@ from deadline_audit.analysis.instances import Fields, object_fields
 from deadline_audit.analysis.leases import row_lease_writers
 from deadline_audit.extract.sql_leases import now_plus_amount
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
-from deadline_audit.facts import CallFact, Expr, SiteFact
+from deadline_audit.facts import CallFact, Expr, SiteFact, walk_exprs
 from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import Ctx, TimeoutGraph, _walk
 
@@ -72,6 +72,8 @@ def check(graph: TimeoutGraph, options: dict) -> Iterable[Finding]:
             yield from _per_call_site(graph, fn_sym, loop, ratio)
             # a method whose period or TTL are fields of its object: per object built
             yield from _per_instance(graph, fn_sym, loop, ratio)
+            # a period field that objects set differently, defaulted from the TTL field
+            yield from _defaults_to_ttl(graph, loop, ratio)
         if len(values) != 1 or None in values:
             continue  # unresolved, or two candidate TTLs that disagree: no link
         ttl = min(ttls.values(), key=lambda t: (t.location.path, t.location.line))
@@ -333,6 +335,56 @@ def _share_of_ttl(graph: TimeoutGraph, period: Expr, site_ctx: Ctx, unit: str | 
             return None
         shares.append(p / t)
     return shares[0] if abs(shares[0] - shares[1]) < 1e-9 else None
+
+
+def _defaults_to_ttl(graph: TimeoutGraph, loop: Loop, ratio: float) -> Iterable[Finding]:
+    """`if o.ProgressEvery <= 0 { o.ProgressEvery = o.AckWait }`: a period field, which a
+    default computes from the TTL field it renews, where the period or the TTL has no
+    single value (objects built differently): every object built without the period
+    renews at that share of its TTL, whatever the TTL is. Reported at the default."""
+    if loop.temporal or len({t.key for t in loop.ttls}) != 1:
+        return
+    ttl = loop.ttls[0]
+    if ttl.expr is None or ttl.ctx is None or ttl.unit not in _PER_SECOND:
+        return
+    source = graph.resolve_sym(ttl.expr, ttl.ctx)
+    if not source or graph.decls.get(source) is None or graph.decls[source].kind != "field":
+        return
+    for period_id in sorted(set(loop.periods)):
+        if period_id not in _site_facts(graph):
+            continue
+        site, site_path = _site_facts(graph)[period_id]
+        unit = _unit(graph, site)
+        period_field = graph.resolve_sym(site.value, Ctx(site_path))
+        if unit not in _PER_SECOND or not period_field or period_field == source or graph.decls.get(period_field) is None:
+            continue
+        for binding, path in graph.bindings.get(period_field, ()):
+            if source not in {graph.resolve_sym(e, Ctx(path)) for e in walk_exprs(binding.expr)}:
+                continue
+            shares = []
+            for probe in (60.0, 3600.0):
+                held = ({"k": "num", "v": probe * _PER_SECOND[ttl.unit], "u": None}, Ctx(path))
+                p = graph.seconds(binding.expr, Ctx(path, {source: held}), unit)
+                shares.append(p / probe if p is not None and p > 0 else None)
+            share = shares[0]
+            if share is None or shares[1] is None or abs(share - shares[1]) > 1e-9:
+                continue
+            if share <= ratio or (loop.additive and share < 1):
+                continue
+            name, held = period_field.rsplit(".", 1)[-1], source.rsplit(".", 1)[-1]
+            severity, _, consequence = _verdict(share, 1.0, ratio, name)
+            told = f"{name} defaults to {share:.2g} × {held}, the TTL it renews"
+            told += "" if share >= 1 else f" (more than {ratio:g} of it)"
+            yield Finding(
+                rule_id=RULE_ID, rule=RULE_NAME, severity=severity,
+                message=f"{told}, whatever {held} is set to: every object built without {name} "
+                        f"renews that late: {consequence}.",
+                location=Location(path, binding.span.line, binding.span.column),
+                related=[Related("TTL set here", ttl.location),
+                         Related(f"the renewal waits {name} here", location_of(graph, period_id))],
+                flow=[],
+                fix=f"default {name} to about a third of the TTL ({held} / 3).",
+            )
 
 
 def _share_finding(graph: TimeoutGraph, share: float, ratio: float, holder: str, call: CallFact, arg: Expr,
