@@ -15,6 +15,7 @@ from deadline_audit.durations import parse_go_duration
 from deadline_audit.facts import Binding, Expr, Span
 from deadline_audit.findings import Location
 from deadline_audit.graph import SCENARIOS, Ctx, TimeoutGraph, _walk, to_seconds
+from deadline_audit.wire_routes import other_route
 from deadline_audit.wire import (  # noqa: F401 - re-exported for the checks
     called_returns,
     _GO_DURATION,
@@ -380,6 +381,9 @@ def applies(graph: TimeoutGraph, clamp: Clamp | Fallback, payload: Payload, sche
     """Whether a clamp (or fallback) written under a `case` of a switch on a schema field
     (the discriminator) applies to this payload: its discriminator value is one of the
     case's values (or, under `default:`, none of the switch's). Unknown: it may apply."""
+    if other_route(graph, clamp.call[0].function if getattr(clamp, "call", None) is not None else clamp.function,
+                   payload):
+        return False  # written in the handler of another route
     if getattr(clamp, "call", None) is not None:
         call, path = clamp.call
         found = _case_at(graph, call.function, call.span.line)

@@ -511,9 +511,11 @@ def _streams_called_in_scope(graph: TimeoutGraph, site: SiteFact, path: str) -> 
     those called there directly: a budget around a whole job that somewhere deep inside
     streams a request bounds the job, not that stream."""
     scope = f"with:{site.id}"
+    # a Protocol's method (`provider.stream(…)`): what its implementations read
     targets = {t for call, call_path in graph.calls_in.get(site.function, ())
                if call_path == path and scope in call.scopes
-               for t in [graph.resolve_callee(call.callee, Ctx(path))] if t is not None}
+               for t in [graph.resolve_callee(call.callee, Ctx(path)),
+                         *graph.resolve_callees(call.callee, Ctx(path))] if t is not None}
     return [Stream(_short(fn_sym), f"a function called under this deadline reads a stream here ({mark.get('how')})",
                    fn_path, mark["line"], mark["col"])
             for fn_sym, fn_path, mark in _stream_reads(graph) if fn_sym in targets]

@@ -29,6 +29,10 @@ def unknown(text: str) -> Expr:
     return {"k": "unknown", "text": text[:_UNKNOWN_MAX]}
 
 
+# The symbol standing for an application's shared state (`app.state`, catalog
+# python.toml [shared_state]); its attributes are `SHARED_STATE.<name>`.
+SHARED_STATE = "sym:py:@app_state"
+
 def _attributes(node: cst.BaseExpression) -> tuple[list[str], cst.BaseExpression]:
     """`x.a.b` -> (["b", "a"], x): attribute names innermost last, and the receiver."""
     parts: list[str] = []
@@ -254,6 +258,9 @@ class ExprMixin:
         if self.func is not None:
             self.func.words.append(name)
         chain = name_chain(node)
+        shared = self.shared_state_expr(chain) if chain is not None else None
+        if shared is not None:
+            return shared
         if chain is not None:
             entry = lookup(self.scope, chain[0], self.comp_names)
             if self.func is not None:
@@ -271,6 +278,34 @@ class ExprMixin:
                     self.func.fact.uses.append(value)
             return value
         return {"k": "field", "x": self.expr(base), "name": name}
+
+    def shared_state(self, chain: list[str]) -> str | None:
+        """The symbol of `request.app.state.settings`: one attribute of an application's
+        shared state (catalog python.toml [shared_state]), whichever object reaches it."""
+        found = self._shared_state_at(chain)
+        return f"{SHARED_STATE}.{chain[found]}" if found is not None and found == len(chain) - 1 else None
+
+    def shared_state_expr(self, chain: list[str]) -> Expr | None:
+        """`request.app.state` itself, or an attribute of it and the fields read from that
+        (`state.settings.turn_budget_s`)."""
+        found = self._shared_state_at(chain)
+        if found is None:
+            namespaces = self.idx.catalog.table("python", "shared_state").get("namespaces", ())
+            return {"k": "ref", "sym": SHARED_STATE} if any(
+                ".".join(chain).endswith("." + n) or ".".join(chain) == n for n in namespaces) else None
+        value: Expr = {"k": "ref", "sym": f"{SHARED_STATE}.{chain[found]}"}
+        for part in chain[found + 1:]:
+            value = {"k": "field", "x": value, "name": part}
+        return value
+
+    def _shared_state_at(self, chain: list[str]) -> int | None:
+        """The index of the namespace's attribute in `chain` (after `app.state`)."""
+        for namespace in self.idx.catalog.table("python", "shared_state").get("namespaces", ()):
+            parts = namespace.split(".")
+            for i in range(len(chain) - len(parts)):
+                if chain[i:i + len(parts)] == parts:
+                    return i + len(parts)
+        return None
 
     def owner_attr(self, base: cst.Name, name: str) -> Expr:
         """`x.name` with `x` a plain name: a symbol when the owner's class is known."""

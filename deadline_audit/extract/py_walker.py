@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from deadline_audit.extract.py_exprs import HANDLERS, ExprMixin, element_bindings, name_chain, string_value, unknown
+from deadline_audit.extract.py_exprs import SHARED_STATE, HANDLERS, ExprMixin, element_bindings, name_chain, string_value, unknown
 from deadline_audit.extract.py_index import TIMER_ROLES, PyIndex
 from deadline_audit.extract.py_scope import ClassInfo, Entry, FuncState, Scope, lookup
 from deadline_audit.facts import Binding, Expr, FileFacts, FunctionFact, Span, SymbolDecl
@@ -189,6 +189,9 @@ class Extractor(ExprMixin):
             self.expr(node.value)
             return ("none", None)
         nested = name_chain(node) if isinstance(node, cst.Attribute) else None
+        shared = self.shared_state(nested) if nested is not None else None
+        if shared is not None:  # `app.state.settings = settings` in a lifespan handler
+            return ("sym", (shared, None, None, None))
         if nested is not None and len(nested) > 2:
             # `self.scope.deadline = …`: an attribute of a field of the object, bound under
             # its path (`T.scope.deadline`) so that what a method resets is visible; not
@@ -235,6 +238,8 @@ class Extractor(ExprMixin):
         if tag != "sym":
             return
         sym, kind, scope, name = data
+        if type_name is None and value is not None and value.get("sym") == SHARED_STATE:
+            type_name = SHARED_STATE[4:]  # `state = request.app.state`: its attributes are the namespace's
         type_of = value if value is not None and value.get("k") == "call" else None
         if type_name is None and type_of is not None:
             type_name = self.type_of_call(type_of)
