@@ -254,3 +254,20 @@ def test_a_write_timeout_read_by_a_viper_getter_under_automatic_env(tmp_path, mo
     bare = pipeline.analyse([root], load_config([root]), use_cache=False)
     assert [f.message.split(" also")[0] for f in bare.findings if f.rule_id == "DA102"] == [
         "http.Server.WriteTimeout 45 s"]
+
+
+def test_a_client_type_with_a_timed_and_a_streaming_constructor(tmp_path, monkeypatch):
+    # fixtures/da102_two_constructors: store.Client has NewClient (Client.Timeout 20 s) and
+    # NewStreamingClient (no Timeout); Lines streams through the receiver's `hc`, and the
+    # only object it is called on was built by NewStreamingClient: silent. Handing the
+    # exporter a NewClient instead puts the 20 s total over the stream: flagged.
+    assert da102(analyse("da102_two_constructors")) == []
+    root = tmp_path / "da102_two_constructors"
+    shutil.copytree(FIXTURES / "da102_two_constructors", root)
+    main = root / "cmd" / "exporter" / "main.go"
+    main.write_text(main.read_text(encoding="utf-8").replace(
+        "api.NewExporter(store.NewStreamingClient(", "api.NewExporter(store.NewClient("), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    timed = pipeline.analyse([root], load_config([root]), use_cache=False)
+    assert [(f.rule_id, f.location.path, f.location.line) for f in timed.findings] == [
+        ("DA102", "da102_two_constructors/internal/store/client.go", 18)]

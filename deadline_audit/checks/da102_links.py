@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deadline_audit.analysis.instances import object_fields
 from deadline_audit.facts import Expr, SiteFact, receiver_chain
 from deadline_audit.graph import Ctx, TimeoutGraph
 
@@ -290,9 +291,11 @@ def streamed_client_reads(graph: TimeoutGraph, site: SiteFact, path: str) -> lis
     by_client = _stream_reads_by_client(graph)
     found = []
     for holder in sorted(carriers):
-        for stream, own_timeout, read_path in by_client.get(holder, ()):
+        for stream, own_timeout, read_path, reader in by_client.get(holder, ()):
             if own_timeout is not None and not _is_this_timeout(graph, site, path, own_timeout, read_path):
                 continue  # a per-request timeout replaces the client's for this request
+            if _objects_built_without(graph, site, path, holder, reader):
+                continue
             found.append(stream)
         found.extend(_streamed_calls_by_client(graph).get(holder, ()))
     return found
@@ -334,6 +337,45 @@ def _streamed_calls_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
     return graph._memo[key]
 
 
+def _objects_built_without(graph: TimeoutGraph, site: SiteFact, path: str, holder: str, reader: str) -> bool:
+    """Go: the stream is read through a field of the reading method's receiver
+    (`c.http.Do(req)` in `Client.Scroll`), the site builds that field in one constructor
+    (`New`: `http: &http.Client{Timeout: …}`), and every object the method is called on was
+    built by another (`NewLongRunning`: no Timeout). Unknown objects: it may apply."""
+    fn = graph.functions.get(reader)
+    if fn is None or not fn[0].receiver_type or not holder.startswith(f"sym:go:{fn[0].receiver_type}."):
+        return False
+    built = [b.expr.get("at") for b, p in graph.bindings.get(holder, ())
+             if p == path and b.function == site.function and b.expr.get("at")]
+    if not built:
+        return False
+    calls = [(c, p) for c, p, caller in _method_calls(graph).get(reader, ())
+             if c.callee.get("k") == "method" and caller.rsplit(".", 1)[0] != reader.rsplit(".", 1)[0]]
+    if not calls:
+        return False
+    for call, call_path in calls:
+        fields = object_fields(graph, call.callee.get("x"), Ctx(call_path))
+        value = (fields or {}).get(holder)
+        if value is None or value[0].get("at") in built:
+            return False
+    return True
+
+
+def _method_calls(graph: TimeoutGraph) -> dict[str, list[tuple]]:
+    """Go method -> (call, path, caller) of the calls that resolve to it."""
+    key = ("_da102_method_calls",)
+    if key not in graph._memo:
+        index: dict[str, list[tuple]] = {}
+        for caller, calls in graph.calls_in.items():
+            for call, path in calls:
+                if caller and call.callee.get("k") == "method" and graph.lang.get(path) == "go":
+                    target = graph.resolve_callee(call.callee, Ctx(path))
+                    if target is not None:
+                        index.setdefault(target, []).append((call, path, caller))
+        graph._memo[key] = index
+    return graph._memo[key]
+
+
 def _is_this_timeout(graph: TimeoutGraph, site: SiteFact, path: str, expr: Expr, read_path: str) -> bool:
     """Does a request's own `timeout=` argument hold this site's value (inline, or through
     the symbol the site's object is stored in)?"""
@@ -366,7 +408,7 @@ def _stream_reads_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
                 for h in _through_accessor(graph, holder):
                     index.setdefault(h, []).append(
                         (Stream(_short(fn_sym), f"the response is read as a stream here ({mark.get('how')})",
-                                fn_path, mark["line"], mark["col"]), own, own_path))
+                                fn_path, mark["line"], mark["col"]), own, own_path, fn_sym))
         graph._memo[key] = index
     return graph._memo[key]
 
