@@ -271,3 +271,13 @@ def test_a_client_type_with_a_timed_and_a_streaming_constructor(tmp_path, monkey
     timed = pipeline.analyse([root], load_config([root]), use_cache=False)
     assert [(f.rule_id, f.location.path, f.location.line) for f in timed.findings] == [
         ("DA102", "da102_two_constructors/internal/store/client.go", 18)]
+
+
+def test_an_aiohttp_timeout_given_to_the_request_itself():
+    # fixtures/da102_request_timeout: `session.get(url, timeout=ARCHIVE_TIMEOUT)` (a module
+    # ClientTimeout with total=300) over `resp.content.iter_chunked`: flagged at the total.
+    # Silent: the change feed's timeout (total=None, sock_read) and a total over a JSON read.
+    result = analyse("da102_request_timeout")
+    assert da102(result) == [("DA102", "da102_request_timeout/harvest/limits.py", 3)]
+    assert ("da102_request_timeout/harvest/pull.py", 9) in [rel(r.location) for r in
+                                                           at(result, "harvest/limits.py").related]

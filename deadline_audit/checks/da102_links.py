@@ -298,7 +298,23 @@ def streamed_client_reads(graph: TimeoutGraph, site: SiteFact, path: str) -> lis
                 continue
             found.append(stream)
         found.extend(_streamed_calls_by_client(graph).get(holder, ()))
+        # `session.get(url, timeout=SITEMAP_TIMEOUT)`: this timeout given to the request itself
+        found.extend(s for s in _stream_reads_by_own_timeout(graph).get(holder, ()) if s not in found)
     return found
+
+
+def _stream_reads_by_own_timeout(graph: TimeoutGraph) -> dict[str, list[Stream]]:
+    """Stream reads whose request was given its own `timeout=`, by the symbol it names."""
+    key = ("_da102_reads_by_own_timeout",)
+    if key not in graph._memo:
+        index: dict[str, list[Stream]] = {}
+        for entries in _stream_reads_by_client(graph).values():
+            for stream, own, own_path, _ in entries:
+                held = graph.resolve_sym(own, Ctx(own_path)) if isinstance(own, dict) else None
+                if held and stream not in index.setdefault(held, []):
+                    index[held].append(stream)
+        graph._memo[key] = index
+    return graph._memo[key]
 
 
 def _streamed_calls_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
