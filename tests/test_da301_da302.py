@@ -3,7 +3,7 @@ written as different teams would: positives and near misses in the same trees.""
 
 from __future__ import annotations
 
-from analysis_support import analyse, finding_at, rel, rule_findings
+from analysis_support import analyse, finding_at, rel, rule_findings, where
 
 
 def test_da301_go_shapes():
@@ -256,3 +256,15 @@ def test_a_loop_over_a_slice_of_rule_rows_classifies_by_its_rows():
     assert rule_findings(result, "DA302") == [("DA302", "da301_go_rule_table/rollout/steps.go", 22)]
     f = finding_at(result, "DA301", "rollout/phase.go", 42)
     assert "PhaseIndeterminate" in f.message
+
+
+def test_states_of_an_enum_declared_in_a_module_named_errors():
+    # fixtures/da30x_errors_module: RunState lives in exports/errors.py (a module name
+    # that is no logger or counter receiver): `_BY_STATUS.get(status, RunState.FAILED)`
+    # is DA301 and `isinstance(exc, httpx.ReadTimeout)` -> FAILED is DA302. Silent: the
+    # receipt classifier whose `case _` is UNKNOWN.
+    result = analyse("da30x_errors_module")
+    assert sorted(where(f) for f in result.findings) == [
+        ("DA301", "da30x_errors_module/exports/errors.py", 26),
+        ("DA302", "da30x_errors_module/exports/errors.py", 33),
+    ]

@@ -204,8 +204,11 @@ class Outcomes:
             owner = parts[-2] if len(parts) > 1 else ""
             if decl is not None and decl.kind in ("param", "local", "func", "method", "class"):
                 return None
-            if any(p.lower() in self.quiet_receivers for p in parts[:-1]):
-                return None  # `metrics.JOB_FAILED`: a counter's name
+            owner_decl = self.graph.decls.get(sym.rsplit(".", 1)[0])
+            if (owner_decl is None or owner_decl.kind != "class") and \
+                    any(p.lower() in self.quiet_receivers for p in parts[:-1]):
+                return None  # `metrics.JOB_FAILED`: a counter's name (a member of an enum
+                # declared in a module named `errors` is a state all the same)
             if decl is None and not (owner[:1].isupper() and (member.isupper() or self._named_state(member))):
                 if not (member.isupper() and self._named_state(member)):
                     return None
