@@ -64,6 +64,9 @@ def bind_config_tags(graph: "TimeoutGraph") -> None:
     # `type Duration struct{ time.Duration }`: a decoding wrapper holds the scalar it embeds
     wrapped = {sym.rsplit(".", 1)[0][len("sym:go:"):]: d.type for sym, d in graph.decls.items()
                if d.embedded and d.kind == "field" and d.type in WRAPPED_SCALARS and sym.startswith("sym:go:")}
+    # `type Duration time.Duration` (decoded from "45s" by its own UnmarshalYAML): the scalar
+    wrapped.update({sym[len("sym:go:"):]: d.type for sym, d in graph.decls.items()
+                    if d.kind == "type" and d.type in WRAPPED_SCALARS and sym.startswith("sym:go:")})
     for sym, keys in [*tagged_keys(graph).items(), *_json_config_keys(graph).items()]:
         decl = graph.decls[sym]
         scalar = wrapped.get(decl.type or "", decl.type)

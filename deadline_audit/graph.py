@@ -569,11 +569,17 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         inner_text = self.string_transform(expr, ctx)
         if inner_text is not None:
             return self.value(inner_text, ctx, scenario, depth)
-        callee = self.resolve_callee(expr.get("fn"), ctx)
+        fn_expr = expr.get("fn") or {}
+        converted = self.decls.get(fn_expr.get("sym") or "") if fn_expr.get("k") == "fnref" else None
+        if converted is not None and converted.kind == "type" and converted.type in WRAPPED_SCALARS \
+                and len(expr.get("args") or ()) == 1:
+            # `Duration(15 * time.Second)` with `type Duration time.Duration`: the same value
+            return self.value(expr["args"][0], ctx, scenario, depth)
+        callee = self.resolve_callee(fn_expr, ctx)
         if callee is None or callee in self._calls_active or len(self._calls_active) > 12:
             return None  # a recursive function (or a chain this deep) has no static value
         fn, path = self.functions[callee]
-        inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
+        inner = self._call_ctx(callee, expr, ctx)
         env_values, plain = [], []
         summary = env_reader(self, callee)
         self._calls_active.add(callee)
@@ -590,6 +596,27 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         # wins when it resolves (the variable is set); else the others decide.
         chosen = [v for v in env_values if v is not None]
         return _agree(chosen) if chosen else _agree(plain)
+
+    def _call_ctx(self, callee: str, expr: Expr, ctx: Ctx) -> Ctx:
+        """Where a summarised call's returns are evaluated: its arguments for the callee's
+        parameters, and for a Go method called on a value (`c.Timeout.Std()`) that value
+        for its receiver."""
+        fn, path = self.functions[callee]
+        inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
+        fn_expr = expr.get("fn") or {}
+        receiver = self.receiver_param(callee) if fn_expr.get("k") == "method" and fn_expr.get("x") else None
+        if receiver is not None:
+            inner.subst[receiver] = (fn_expr["x"], ctx)
+        return inner
+
+    def receiver_param(self, method: str) -> str | None:
+        """A Go method's receiver (a parameter declared without a position)."""
+        found = self._memo.get(("receivers",))
+        if found is None:
+            found = self._memo[("receivers",)] = {
+                sym.rsplit(".", 1)[0]: sym for sym, d in self.decls.items()
+                if d.kind == "param" and d.index is None and sym.startswith("sym:go:")}
+        return found.get(method)
 
     def call_subst(self, fn: FunctionFact, call: Expr | CallFact, ctx: Ctx) -> dict[str, tuple[Expr, Ctx]]:
         args = call.args if isinstance(call, CallFact) else call.get("args", [])
@@ -670,7 +697,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
             if callee is None or callee in self._deps_active or len(self._deps_active) > 12:
                 return _EMPTY_SUMMARY  # unresolved, or a recursive helper: no static source
             fn, path = self.functions[callee]
-            inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
+            inner = self._call_ctx(callee, expr, ctx)
             self._deps_active.add(callee)
             try:
                 inner_summary = DepSummary.concat([self._dep_summary(ret, inner, depth + 1) for ret in fn.returns])
@@ -754,7 +781,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
     def _call_deps(self, expr: Expr, ctx: Ctx, callee: str, depth: int) -> Iterator[tuple[str, Expr, Ctx, str | None]]:
         """The sources of a summarised call: its returns, with the call's arguments."""
         fn, path = self.functions[callee]
-        inner = Ctx(path, self.call_subst(fn, expr, ctx), ctx.call_at or _at(expr, ctx), callee)
+        inner = self._call_ctx(callee, expr, ctx)
         fallback = None
         for ret in fn.returns:
             for dep in self.deps(ret, inner, depth + 1):

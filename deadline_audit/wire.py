@@ -771,6 +771,8 @@ class _Builder:
                 if m.get("form") == "ifexp":
                     return {"k": "ref", "sym": b.sym}, b.expr
                 return m.get("subject") or {"k": "ref", "sym": b.sym}, b.expr
+        if m.get("value") is not None and m.get("subject") is not None:
+            return m["subject"], m["value"]
         return None
 
     def _bindings_in(self, fn_sym: str) -> list[tuple[Binding, str]]:

@@ -385,3 +385,14 @@ def test_a_min_on_one_return_path_only_caps_nothing():
     # Thread(target=poll_forever, args=(stop, 45.0, fetch)) is never capped: silent.
     result = analyse("da401_warmup_min")
     assert rule_findings(result, "DA401") == [("DA401", "da401_warmup_min/poller/loop.py", 24)]
+
+
+def test_a_defined_duration_type_read_from_yaml_and_capped_through_its_accessor():
+    # fixtures/go_defined_duration: `type Duration time.Duration` decodes "45s" itself;
+    # cap() in another file than the struct compares `s.Fetch.Deadline.Std()` with 20 s
+    # and assigns `Duration(maxFetchDeadline)`: the YAML's 45 s is cut (DA401 at the key).
+    # Silent: grace (5 s) under its 10 s cap.
+    result = analyse("go_defined_duration")
+    assert rule_findings(result, "DA401") == [("DA401", "go_defined_duration/settings.yaml", 3)]
+    f = finding_at(result, "DA401", "settings.yaml", 3)
+    assert "45 s" in f.message and "at 20 s" in f.message

@@ -102,10 +102,15 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             st, bt = ctx.text(subject).strip(), ctx.text(bound).strip()
             target = _guarded(stmt, ctx, node, fn, orders)
             if target is not None and bt not in _ZERO and _is_bound(bound) and (
-                    target[0] == bt and (target[1] is None or target[1] == st)):
-                fn.markers.append({"m": "ceiling", "form": "if", "subject": ctx.expr(subject, fn),
-                                   "bound": ctx.expr(bound, fn), "line": line, "col": col,
-                                   "assign": target[2], "ret": target[3]})
+                    _plain(target[0]) == _plain(bt) and (target[1] is None or _plain(target[1]) == _plain(st))):
+                mark = {"m": "ceiling", "form": "if", "subject": ctx.expr(subject, fn),
+                        "bound": ctx.expr(bound, fn), "line": line, "col": col,
+                        "assign": target[2], "ret": target[3]}
+                if stmt.type == "assignment_statement":
+                    # the value itself: a field of a struct declared in another file is no
+                    # binding this file can name (`c.Upstream.RPCDeadline = Duration(max)`)
+                    mark["value"] = ctx.expr(stmt.child_by_field_name("right").named_children[0], fn)
+                fn.markers.append(mark)
                 continue
         if (op in ("<=", "==") and rt in _ZERO) or (op == "<" and rt == "1"):
             target = _guarded(stmt, ctx, node, fn, orders)
@@ -119,6 +124,22 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
             if default is not None and lt in target[0]:
                 fn.markers.append({"m": "fallback", "form": "if", "trigger": "zero", "subject": ctx.expr(left, fn),
                                    "line": line, "col": col, "assign": default, "ret": None})
+
+
+_CONVERSION = re.compile(r"^(?:[\w]+\.)?[A-Z]\w*\((.*)\)$", re.S)
+_ACCESSOR = re.compile(r"^(.*\w)\.[A-Z]\w*\(\)$", re.S)
+
+
+def _plain(text: str) -> str:
+    """The value a clamp compares or assigns, without a type conversion or an accessor of
+    a defined type (`c.X.Std() > max` then `c.X = Duration(max)`: x against max)."""
+    text = text.strip()
+    for _ in range(2):
+        m = _CONVERSION.match(text) or _ACCESSOR.match(text)
+        if m is None:
+            break
+        text = m.group(1).strip()
+    return text
 
 
 def _cases(tree: Any, ctx: GoMarkContext) -> None:

@@ -232,8 +232,11 @@ class GoTypes:
             if name is None:
                 continue
             tname = self.text(name)
-            self.decl(self.pfx + tname, "type", name)
             ty = spec.child_by_field_name("type")
+            # `type Duration time.Duration`: a defined scalar keeps its underlying type
+            # (a config decoder fills it as that scalar)
+            underlying = self.qtype(ty) if ty is not None and ty.type in ("qualified_type", "type_identifier") else None
+            self.decl(self.pfx + tname, "type", name, type=underlying if underlying in WRAPPED_SCALARS else None)
             if ty is not None and ty.type == "struct_type":
                 self.field_decls(self.ip + "." + tname, ty)
             elif ty is not None and ty.type == "interface_type":
