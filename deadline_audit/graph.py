@@ -579,7 +579,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         if callee is None or callee in self._calls_active or len(self._calls_active) > 12:
             return None  # a recursive function (or a chain this deep) has no static value
         fn, path = self.functions[callee]
-        inner = self._call_ctx(callee, expr, ctx)
+        inner = self.call_ctx(callee, expr, ctx)
         env_values, plain = [], []
         summary = env_reader(self, callee)
         self._calls_active.add(callee)
@@ -597,7 +597,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         chosen = [v for v in env_values if v is not None]
         return _agree(chosen) if chosen else _agree(plain)
 
-    def _call_ctx(self, callee: str, expr: Expr, ctx: Ctx) -> Ctx:
+    def call_ctx(self, callee: str, expr: Expr, ctx: Ctx) -> Ctx:
         """Where a summarised call's returns are evaluated: its arguments for the callee's
         parameters, and for a Go method called on a value (`c.Timeout.Std()`) that value
         for its receiver."""
@@ -697,7 +697,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
             if callee is None or callee in self._deps_active or len(self._deps_active) > 12:
                 return _EMPTY_SUMMARY  # unresolved, or a recursive helper: no static source
             fn, path = self.functions[callee]
-            inner = self._call_ctx(callee, expr, ctx)
+            inner = self.call_ctx(callee, expr, ctx)
             self._deps_active.add(callee)
             try:
                 inner_summary = DepSummary.concat([self._dep_summary(ret, inner, depth + 1) for ret in fn.returns])
@@ -781,7 +781,7 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
     def _call_deps(self, expr: Expr, ctx: Ctx, callee: str, depth: int) -> Iterator[tuple[str, Expr, Ctx, str | None]]:
         """The sources of a summarised call: its returns, with the call's arguments."""
         fn, path = self.functions[callee]
-        inner = self._call_ctx(callee, expr, ctx)
+        inner = self.call_ctx(callee, expr, ctx)
         fallback = None
         for ret in fn.returns:
             for dep in self.deps(ret, inner, depth + 1):

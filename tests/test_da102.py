@@ -276,8 +276,11 @@ def test_a_client_type_with_a_timed_and_a_streaming_constructor(tmp_path, monkey
 def test_an_aiohttp_timeout_given_to_the_request_itself():
     # fixtures/da102_request_timeout: `session.get(url, timeout=ARCHIVE_TIMEOUT)` (a module
     # ClientTimeout with total=300) over `resp.content.iter_chunked`: flagged at the total.
-    # Silent: the change feed's timeout (total=None, sock_read) and a total over a JSON read.
+    # Also a session made on first use by an accessor (`self._session_for_clips().get(url)`)
+    # whose total covers iter_chunked (media.py). Silent: the change feed's timeout
+    # (total=None, sock_read), a total over a JSON read, and the probe's accessor session.
     result = analyse("da102_request_timeout")
-    assert da102(result) == [("DA102", "da102_request_timeout/harvest/limits.py", 3)]
+    assert da102(result) == [("DA102", "da102_request_timeout/harvest/limits.py", 3),
+                             ("DA102", "da102_request_timeout/harvest/media.py", 15)]
     assert ("da102_request_timeout/harvest/pull.py", 9) in [rel(r.location) for r in
                                                            at(result, "harvest/limits.py").related]

@@ -536,3 +536,18 @@ def test_a_period_defaulted_from_the_ttl_field_it_renews(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fixed = pipeline.analyse([root], load_config([root]), use_cache=False)
     assert [f for f in fixed.findings if f.rule_id == "DA103"] == []
+
+
+def test_temporal_options_built_by_a_method_of_a_policy_object():
+    # fixtures/go_temporal_stage: `render.apply(ctx)` builds ActivityOptions from the
+    # receiver's fields (render: 30 min / 20 s); Render heartbeats through
+    # pulse(ctx, activity.GetInfo(ctx).HeartbeatTimeout): every 20 s against 20 s (error).
+    # ingest's options (5 min / 5 min) are DA101 at the StartToClose field.
+    result = analyse("go_temporal_stage")
+    assert sorted(where(f) for f in result.findings) == [
+        ("DA101", "go_temporal_stage/flow/workflow.go", 23),
+        ("DA103", "go_temporal_stage/flow/activities.go", 17),
+    ]
+    f = finding_at(result, "DA101", "flow/workflow.go", 23)
+    assert "300 s ≤ HeartbeatTimeout 300 s" in f.message
+    assert ("go_temporal_stage/flow/workflow.go", 30) in [rel(r.location) for r in f.related]

@@ -13,9 +13,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from deadline_audit.analysis.instances import object_fields
 from deadline_audit.checks.evidence import describe_seconds, first_source, flow_steps, location_of
 from deadline_audit.facts import CallFact, receiver_chain, same_expr, truthy
-from deadline_audit.findings import Finding, Related
+from deadline_audit.findings import Finding, Location, Related
 from deadline_audit.graph import HARD_ROLES, Ctx, Lease, TimeoutGraph
 
 RULE_ID, RULE_NAME, SEVERITY = "DA101", "shadowed-lease", "error"
@@ -285,6 +286,13 @@ def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
         stc, hb = members["start_to_close"][0], members["heartbeat"][0]
         t = graph.g.nodes[stc.id].get("effective_seconds")
         h = graph.g.nodes[hb.id].get("effective_seconds")
+        built_at = None
+        if t is None or h is None:
+            per_object = _per_object(graph, stc, hb)
+            if per_object is not None:
+                # a method building the options from its receiver's fields
+                # (`stage{startToClose: …, heartbeat: …}.ctx(ctx)`): one object built so
+                t, h, built_at = per_object
         if t is None or h is None:
             # unresolved (`in.StepTimeout` for both): the same value, or a common source unchanged
             common = None if t == 0 or h == 0 else _same_value(graph, stc, hb)
@@ -300,10 +308,32 @@ def _temporal(graph: TimeoutGraph) -> Iterable[Finding]:
             rule_id=RULE_ID, rule=RULE_NAME, severity=SEVERITY,
             message=f"{compared}: the activity is killed before a missed heartbeat can ever be detected.",
             location=location_of(graph, stc.id),
-            related=[Related(f"heartbeat timeout set here ({held})", location_of(graph, hb.id))],
+            related=[Related(f"heartbeat timeout set here ({held})", location_of(graph, hb.id))] +
+                    ([Related("the options are built from this object", built_at)] if built_at else []),
             flow=flow_steps(graph, first_source(graph, stc.id), stc.id) if first_source(graph, stc.id) else [],
             fix="make HeartbeatTimeout a fraction of StartToCloseTimeout (heartbeat well inside the run's budget).",
         )
+
+
+def _per_object(graph: TimeoutGraph, stc, hb) -> tuple[float, float, Location] | None:
+    """The two timeouts as the first object whose options they are gets them, when the
+    sites read fields of the receiver of the method that builds the options, and that
+    object's construction is visible at a call of the method (analysis/instances.py)."""
+    if stc.function is None or stc.function != hb.function:
+        return None
+    for calls in graph.calls_in.values():
+        for call, path in calls:
+            if call.callee.get("k") != "method" or graph.resolve_callee(call.callee, Ctx(path)) != stc.function:
+                continue
+            fields = object_fields(graph, call.callee.get("x"), Ctx(path))
+            if not fields:
+                continue
+            ctx = Ctx(graph.functions[stc.function][1], dict(fields))
+            t = graph.seconds(stc.value, ctx, graph.g.nodes[stc.id].get("unit"))
+            h = graph.seconds(hb.value, ctx, graph.g.nodes[hb.id].get("unit"))
+            if t is not None and h is not None and 0 < t <= h:
+                return t, h, Location(path, call.span.line, call.span.column)
+    return None
 
 
 def _same_value(graph: TimeoutGraph, a, b) -> str | None:

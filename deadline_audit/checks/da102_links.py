@@ -411,7 +411,11 @@ def _stream_reads_by_client(graph: TimeoutGraph) -> dict[str, list[Stream]]:
             client = mark.get("client")
             holders = []
             if client is not None:
-                holders.append(graph.resolve_sym(client, Ctx(fn_path)))
+                holder = graph.resolve_sym(client, Ctx(fn_path))
+                if holder is None and client.get("k") == "call" and not client.get("args"):
+                    # `self._media().get(url)`: the accessor (`_through_accessor` below)
+                    holder = graph.resolve_callee(client.get("fn"), Ctx(fn_path))
+                holders.append(holder)
                 timeouts = {holders[0]: (mark.get("timeout"), fn_path)}
             else:  # a response handed over: returned by a helper, or passed in by a caller
                 timeouts = {}

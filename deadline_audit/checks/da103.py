@@ -265,6 +265,10 @@ def _per_call_site(graph: TimeoutGraph, loop_fn: str, loop: Loop, ratio: float) 
                     seconds = {t.key: graph.seconds(t.expr, _with(t.ctx, fields), t.unit) if t.expr is not None
                                else None for t in ttls}
             values = set(seconds.values())
+            if p is None and loop.temporal and len(values) == 1 and None not in values \
+                    and _is_heartbeat_timeout(graph, arg, path):
+                # `keepAlive(ctx, activity.GetInfo(ctx).HeartbeatTimeout, …)`: the TTL itself
+                p = next(iter(values))
             if (p is None or None in values) and len(ttls) == 1:
                 # neither resolves, both computed from one value (`every := c.ackWait * 2 / 3`
                 # against `AckWait: c.ackWait`): their ratio does not depend on it
@@ -416,7 +420,11 @@ def _own_heartbeat_timeout(graph: TimeoutGraph, period: str) -> bool:
     """Is the period the running activity's own heartbeat timeout, read from its info
     (catalog `[temporal.*] activity_info` / `heartbeat_field`)?"""
     site, path = _site_facts(graph).get(period, (None, ""))
-    value = site.value if site is not None else None
+    return _is_heartbeat_timeout(graph, site.value if site is not None else None, path)
+
+
+def _is_heartbeat_timeout(graph: TimeoutGraph, value: Expr | None, path: str) -> bool:
+    """`activity.GetInfo(ctx).HeartbeatTimeout` (or a local holding the info)."""
     lang = "go" if graph.lang.get(path) == "go" else "python"
     spec = graph.catalog.file("leases").get("temporal", {}).get(lang, {})
     if not value or value.get("k") != "field" or value.get("name") != spec.get("heartbeat_field"):
@@ -696,8 +704,34 @@ class _RenewTtls:
                 holders = self._option_holders(m["ctx"], Ctx(path), with_options)
                 ttls = [_site_ttl(graph, s.id, "HeartbeatTimeout set here") for s, p in heartbeats
                         if s.function == sym and graph.resolve_sym(s.stored_in, Ctx(p)) in holders]
+                ttls += self._options_made_by_call(m["ctx"], Ctx(path), heartbeats)
                 if activity and ttls:
                     yield activity, ttls
+
+    def _options_made_by_call(self, ctx_expr: Expr, ctx: Ctx, heartbeats) -> list[Ttl]:
+        """`ExecuteActivity(packaging.ctx(ctx), …)`: a function of the program returns the
+        context with the options; its HeartbeatTimeout, evaluated with this call's
+        arguments and receiver (`stage{heartbeat: …}.ctx`)."""
+        graph = self.graph
+        if ctx_expr.get("k") != "call":
+            return []
+        maker = graph.resolve_callee(ctx_expr.get("fn"), ctx)
+        if maker is None:
+            return []
+        inner = graph.call_ctx(maker, ctx_expr, ctx)
+        receiver = (ctx_expr.get("fn") or {}).get("x")
+        if receiver is not None:  # the receiver's fields as that object was built
+            inner = _with(inner, object_fields(graph, receiver, ctx) or {})
+        found = []
+        for site, site_path in heartbeats:
+            if site.function != maker:
+                continue
+            unit = _unit(graph, site)
+            seconds = graph.seconds(site.value, Ctx(site_path, inner.subst, inner.call_at, inner.fn), unit)
+            found.append(Ttl(site.id, location_of(graph, site.id), seconds, seconds,
+                             f"HeartbeatTimeout set here ({describe_seconds(seconds)})", site.value,
+                             Ctx(site_path, inner.subst, inner.call_at, inner.fn), unit))
+        return found
 
     def _option_holders(self, ctx_expr: Expr, ctx: Ctx, with_options) -> set[str]:
         """The context variable an activity runs with, and the ActivityOptions variables
