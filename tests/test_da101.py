@@ -454,3 +454,12 @@ def test_thread_keepers_around_subprocess_and_alarm_deadlines():
     ]
     render = finding_at(result, "DA101", "farm/jobs.py", 17)
     assert [rel(r.location) for r in render.related] == [("da101_thread_target_keeper/farm/jobs.py", 13)]
+
+
+def test_a_renew_method_that_extends_its_own_ttl():
+    # fixtures/da101_renew_own_ttl: ShardClaim.extend(redis) takes no duration; its body
+    # re-extends the claim's own TTL (`redis.expire(self.key, int(self.ttl_s))`). The keeper
+    # runs in a task group around the reindex only, under anyio.fail_after(claim.ttl_s):
+    # the deadline equals the 120 s lease. Silent: the same with five TTLs of budget.
+    result = analyse("da101_renew_own_ttl")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_renew_own_ttl/indexer/claims.py", 50)]

@@ -182,6 +182,7 @@ def renewers(graph: GraphView) -> dict[str, tuple[dict, str, str, "CallFact"]]:
     store = graph.catalog.file("leases").get("renewal", {}).get("store", {})
     methods = set(store.get("methods", ()))
     found: dict[str, tuple[dict, str, str, CallFact]] = {}
+    renewing = {e["api"] for lang in ("go", "python") for e in graph.catalog.entries(lang, "sites") if e.get("renews")}
     for sym, calls in graph.calls_in.items():
         if sym is None:
             continue
@@ -193,10 +194,16 @@ def renewers(graph: GraphView) -> dict[str, tuple[dict, str, str, "CallFact"]]:
                 continue
             target = graph.resolve_callee(call.callee, Ctx(path))
             ttl = _ttl_argument(graph, store, call, target) if target else _ttl_by_shape(graph, store, call, path)
+            ttl_path = path
+            if ttl is None and target is not None:
+                # `lease.renew(redis)` whose body re-extends its own TTL (`pexpire(self.key,
+                # int(self.ttl * 1000))`): that call's TTL
+                own = _renewing_site(graph, target, renewing)
+                if own is not None:
+                    ttl, ttl_path = (own[0].value, own[2]), own[1]
             if ttl is not None:
-                found[sym] = (ttl[0], path, ttl[1], call)
+                found[sym] = (ttl[0], ttl_path, ttl[1], call)
                 break
-    renewing = {e["api"] for lang in ("go", "python") for e in graph.catalog.entries(lang, "sites") if e.get("renews")}
     for site, path in graph.sites:  # a catalog call or field that re-extends a TTL, in a loop
         if site.role == "lease" and site.api in renewing and site.extra.get("loop") and site.function \
                 and site.value is not None and site.function not in found and not site.extra.get("acquires"):
@@ -204,6 +211,17 @@ def renewers(graph: GraphView) -> dict[str, tuple[dict, str, str, "CallFact"]]:
             found[site.function] = (site.value, path, site.unit or (spec.unit if spec else None) or "s", None)
     graph._memo[key] = found
     return found
+
+
+def _renewing_site(graph: GraphView, fn_sym: str, renewing: set[str]):
+    """(site, path, unit) of the one catalog call in a function's body that re-extends a
+    TTL (a renew method of the program that takes no duration)."""
+    sites = [s for s in graph.sites_in.get(fn_sym, ()) if s.role == "lease" and s.api in renewing
+             and s.value is not None and not s.extra.get("acquires")]
+    if len(sites) != 1:
+        return None
+    spec = graph.spec(sites[0])
+    return sites[0], graph.functions[fn_sym][1], sites[0].unit or (spec.unit if spec else None) or "s"
 
 
 def _ttl_argument(graph: GraphView, store: dict, call: CallFact, target: str) -> tuple[dict, str] | None:
