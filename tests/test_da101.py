@@ -463,3 +463,12 @@ def test_a_renew_method_that_extends_its_own_ttl():
     # the deadline equals the 120 s lease. Silent: the same with five TTLs of budget.
     result = analyse("da101_renew_own_ttl")
     assert rule_findings(result, "DA101") == [("DA101", "da101_renew_own_ttl/indexer/claims.py", 50)]
+
+
+def test_a_holder_class_whose_constructor_starts_the_renewal():
+    # fixtures/da101_holder_starts_in_init: InFlight starts its refresher task in
+    # __init__ (not __aenter__) and stops it in __aexit__: `async with InFlight(…,
+    # ttl=SEND_SECONDS)` holds a 40 s lease over the send. The SMS session's total is the
+    # same 40 s: flagged. The fax session's cap is six leases long: silent.
+    result = analyse("da101_holder_starts_in_init")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_holder_starts_in_init/notify/send.py", 12)]

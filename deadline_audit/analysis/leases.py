@@ -40,10 +40,11 @@ def lease_holders(graph: GraphView) -> dict[str, int]:
                 found[sym] = duration
         elif sym.endswith((".__aenter__", ".__enter__")) and graph.lang.get(path) == "python":
             # a context manager class: `async with RequestLease(redis, key, ttl=90):` holds
-            # the lease its __aenter__ starts renewing, for the TTL its constructor is given
+            # the lease its __aenter__ (or already its constructor) starts renewing, for the
+            # TTL its constructor is given; its exit stops the renewal
             init = sym.rsplit(".", 1)[0] + ".__init__"
             duration = _duration_param(graph, graph.functions[init][0]) if init in graph.functions else None
-            if duration is not None and _keeps_renewing(graph, sym, words):
+            if duration is not None and (_keeps_renewing(graph, sym, words) or _keeps_renewing(graph, init, words)):
                 found[init] = duration
     found.update(_holder_factories(graph, found))
     graph._memo[key] = found
