@@ -472,3 +472,12 @@ def test_a_holder_class_whose_constructor_starts_the_renewal():
     # same 40 s: flagged. The fax session's cap is six leases long: silent.
     result = analyse("da101_holder_starts_in_init")
     assert rule_findings(result, "DA101") == [("DA101", "da101_holder_starts_in_init/notify/send.py", 12)]
+
+
+def test_a_holder_given_the_lease_object_itself():
+    # fixtures/da101_holder_of_lease_object: `async with frontier.held(claim):` takes the
+    # claim, whose keeper sleeps `claim.ttl / 3` between row renewals: the lease is the
+    # claim's ttl (30 s, the dataclass default). crawl_page's asyncio.timeout(30) equals it:
+    # flagged. crawl_archive's budget is ten claims long: silent.
+    result = analyse("da101_holder_of_lease_object")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_holder_of_lease_object/crawl/fetch.py", 14)]

@@ -51,6 +51,44 @@ def lease_holders(graph: GraphView) -> dict[str, int]:
     return found
 
 
+def object_lease_holders(graph: GraphView) -> dict[str, tuple[int, str]]:
+    """Holders given the lease object itself (`async with frontier.held(lease):`, the
+    keeper sleeping `lease.ttl / 3` between renewals): symbol -> (index of that
+    parameter, the field of it that paces the keeper). The lease duration is that field
+    of the argument."""
+    key = ("_object_lease_holders",)
+    if key in graph._memo:
+        return graph._memo[key]
+    words = set(graph.catalog.words("renewal")) | set(graph.catalog.words("lease"))
+    found: dict[str, tuple[int, str]] = {}
+    for sym, (fn, path) in graph.functions.items():
+        if graph.lang.get(path) != "python" or not fn.params or not any(m.get("m") == "yields" for m in fn.markers):
+            continue
+        if _duration_param(graph, fn) is not None:
+            continue
+        paced = _object_ttl_param(graph, sym, fn)
+        if paced is not None and _keeps_renewing(graph, sym, words):
+            found[sym] = paced
+    graph._memo[key] = found
+    return found
+
+
+def _object_ttl_param(graph: GraphView, sym: str, fn: FunctionFact) -> tuple[int, str] | None:
+    """The parameter of a program class whose one field paces a wait of the keeper the
+    function starts (`await asyncio.sleep(lease.ttl / 3)`)."""
+    reached = graph.reachable([sym], limit=24)
+    read = {sub["sym"] for other in reached for site in graph.sites_in.get(other, ())
+            if site.role in _WAITS and site.value for sub in walk_exprs(site.value) if sub.get("k") == "ref"}
+    for i, param in enumerate(fn.params):
+        decl = graph.decls.get(param)
+        if decl is None or not decl.type or not decl.type.startswith("py:"):
+            continue
+        fields = {r[len("sym:" + decl.type) + 1:] for r in read if r.startswith(f"sym:{decl.type}.")}
+        if len(fields) == 1:
+            return i, fields.pop()
+    return None
+
+
 def _holder_factories(graph: GraphView, holders: dict[str, int]) -> dict[str, int]:
     """Python functions returning a holder class built with one of their parameters as its
     TTL (`def hold(self, key, ttl): return OperationLease(self._client, key, ttl)`):
@@ -468,11 +506,12 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
             target = graph.resolve_callee(call.callee, ctx)
             built = None
             fixed = fixed_ttl_factories(graph).get(target or "")
-            if target in by_field:
+            by_object = object_lease_holders(graph).get(target or "")
+            if target in by_field and by_object is None:  # (a lease object handed in says more)
                 built = _constructor_call(graph, call.callee.get("x"), ctx)
                 if built is None:
                     continue
-            elif target not in holders and fixed is None:
+            elif target not in holders and fixed is None and by_object is None:
                 continue
             scope = f"holder:{call.span.line}:{call.span.column}"
             ops: list[str] = []
@@ -498,6 +537,10 @@ def _holder_leases(graph: GraphView, holders: dict[str, int]) -> list[Lease]:
                     location=Location(path, call.span.line, call.span.column, call.span.end_line, call.span.end_column),
                     function=caller, duration=fixed[0], ctx=Ctx(fixed[1], dict(fields)), operations=ops, helper=target,
                     unit="s")
+            elif by_object is not None:  # the field of the lease object handed in
+                lease = _lease(graph, call, path, caller, graph.functions[target][0], by_object[0], ops, target)
+                lease.duration = {"k": "field", "x": lease.duration, "name": by_object[1]} \
+                    if lease.duration is not None else None
             elif built is not None:  # the TTL is the constructor's argument
                 init, index = by_field[target]
                 lease = _lease(graph, call, path, caller, graph.functions[init][0], index, ops, target,
