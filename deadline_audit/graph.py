@@ -340,6 +340,22 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
                 return None
             sym = self.resolve_callee(callee, ctx, depth + 1)
             return self._result_type(sym, depth) if sym else None
+        if expr.get("lookup") is not None:  # `self._tools[name]`: an item of the container
+            return self._item_type(expr["lookup"], ctx, depth + 1)
+        return None
+
+    def _item_type(self, container: Expr, ctx: Ctx, depth: int) -> str | None:
+        """The declared item type of a container (`tools: Mapping[str, ToolRoute]`), through
+        the symbols it is copied from (`self._tools = tools`)."""
+        sym = self.resolve_sym(container, ctx)
+        for _ in range(4):
+            decl = self.decls.get(sym or "")
+            if decl is None:
+                return None
+            if decl.item_type:
+                return decl.item_type
+            bound = [b.expr for b, _ in self.bindings.get(sym, ())[:2]]
+            sym = bound[0].get("sym") if len(bound) == 1 and bound[0].get("k") == "ref" else None
         return None
 
     def _result_type(self, fn_sym: str, depth: int) -> str | None:

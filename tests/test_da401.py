@@ -396,3 +396,12 @@ def test_a_defined_duration_type_read_from_yaml_and_capped_through_its_accessor(
     assert rule_findings(result, "DA401") == [("DA401", "go_defined_duration/settings.yaml", 3)]
     f = finding_at(result, "DA401", "settings.yaml", 3)
     assert "45 s" in f.message and "at 20 s" in f.message
+
+
+def test_an_item_of_a_mapping_parameter_has_the_annotated_item_type():
+    # fixtures/py_mapping_items: `plans: Mapping[str, Plan]` stored in `self._plans`;
+    # `plan = self._plans[name]` is a Plan, so `plan.budget_s` reads every plan the TOML
+    # table gives (`doc["plans"].items()`): the full plan's 7200 s is cut at 3600 s.
+    # Silent: the quick plan's 60 s.
+    result = analyse("py_mapping_items")
+    assert rule_findings(result, "DA401") == [("DA401", "py_mapping_items/config/plans.toml", 6)]

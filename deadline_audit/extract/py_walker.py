@@ -493,6 +493,8 @@ class Extractor(ExprMixin):
             state.words.append(pname)
             scope.names[pname] = Entry("param", psym, type_name)
             self.declare(psym, "param", pspan, type_name, None, index)
+            if param.annotation is not None:  # `tools: Mapping[str, ToolRoute]`
+                self._note_item_type(psym, param.annotation.annotation)
             if default is not None:
                 self.facts.bindings.append(Binding(psym, default, pspan, fsym, is_default=True))
         if not lambda_ and node.returns is not None:  # type: ignore[union-attr]
