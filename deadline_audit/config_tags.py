@@ -163,7 +163,9 @@ def _bind_viper(graph: "TimeoutGraph", sym: str, key: str, values, viper) -> boo
         return False
     expr, path = read
     decl = graph.decls[sym]
-    graph.bindings[sym].append((Binding(sym, expr, decl.span), path or graph.decl_path[sym]))
+    bound = (Binding(sym, expr, decl.span), path or graph.decl_path[sym])
+    graph.bindings[sym].append(bound)
+    graph.derived_bindings.append(bound)
     return True
 
 
@@ -175,14 +177,15 @@ def _viper_duration(graph: "TimeoutGraph", key: str, values, viper) -> tuple[dic
     from deadline_audit.graph import Ctx
 
     defaults, envs = viper[0], viper[1]
-    text: dict | None = None  # what the field holds without the env variable, as Go text
-    if len(values) == 1 and not values[0][1].is_number:
-        text = {"k": "cfg", "key": key, "file": values[0][0], "default": None}
-    elif key in defaults:
+    compiled: dict | None = None  # the SetDefault value, as Go text
+    if key in defaults:
         expr, dpath, at = defaults[key]
         value = graph.value(expr, Ctx(dpath))
         if isinstance(value, Quantity) and value.unit in (None, "ns"):
-            text = {"k": "str", "v": f"{value.value:.0f}ns", "at": list(at)}
+            compiled = {"k": "str", "v": f"{value.value:.0f}ns", "at": list(at)}
+    text: dict | None = compiled  # what the field holds without the env variable
+    if len(values) == 1 and not values[0][1].is_number:
+        text = {"k": "cfg", "key": key, "file": values[0][0], "default": compiled, "compiled": compiled is not None}
     env = _env_of(key, viper)
     if text is None and env is None:
         return None
@@ -227,3 +230,4 @@ def bind_viper_getters(graph: "TimeoutGraph") -> None:
             read = _viper_duration(graph, args[0]["v"], graph.config_values.get(args[0]["v"], ()), viper)
             if read is not None:
                 binds[i] = (Binding(sym, read[0], binding.span, binding.function, binding.is_default), path)
+                graph.derived_bindings.append(binds[i])

@@ -78,6 +78,9 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
         self.env: dict[str, EnvVar] = {}
         self.config_values: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         self.go_versions: dict[str, str] = {}
+        # bindings the graph derives from several facts (a viper key's env / file / default
+        # chain, config_tags.py): the knob index reads them beside the files' own
+        self.derived_bindings: list[tuple[Binding, str]] = []
         self._memo: dict[tuple, Any] = {}
         self._active: set[tuple] = set()
         self._summaries: dict[tuple, tuple[Expr, Ctx, DepSummary]] = {}  # see dep_summary()
@@ -502,6 +505,9 @@ class TimeoutGraph(ConfigReads, LeaseQueries):
                     return won[0]
             return self.value(expr.get("default"), ctx, scenario, depth)
         if k == "cfg":
+            if scenario == "default" and expr.get("default") is not None and expr.get("compiled"):
+                # the code's own default for the key, without what the file deploys
+                return self.value(expr["default"], ctx, scenario, depth)
             values = self.config_values.get(expr.get("key", ""), [])
             if len(values) > 1 and expr.get("file"):  # the key in several files: this file's
                 values = [v for v in values if v[0] == expr["file"]]

@@ -259,6 +259,8 @@ def _top_exprs(graph: TimeoutGraph) -> Iterator[tuple[Expr, str, str | None]]:
         for c in facts.calls:
             yield {"k": "call", "fn": c.callee, "args": c.args, "kw": c.kw,
                    "at": [c.span.line, c.span.column]}, path, c.function
+    for b, path in graph.derived_bindings:  # a viper key's env variable (config_tags.py)
+        yield b.expr, path, b.function
 
 
 def _walk(expr: Any, seen: set | None = None) -> list[Expr]:

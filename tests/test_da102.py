@@ -246,14 +246,19 @@ def test_a_write_timeout_read_by_a_viper_getter_under_automatic_env(tmp_path, mo
     # handler: flagged with the env value; without the env file, the YAML's.
     result = analyse("go_viper_getters")
     assert da102(result) == [("DA102", "go_viper_getters/internal/web/server.go", 17)]
-    assert "WriteTimeout 180 s" in at(result, "web/server.go").message
+    assert "WriteTimeout 180 s (compiled default 30 s)" in at(result, "web/server.go").message
+    # the env variable AutomaticEnv names is a knob: RELAY_INBOX_LEASE=30m in a deeper
+    # layer against SetDefault's 1 min (not the YAML's 2m, a deployed value too) is DA502
+    assert rule_findings(result, "DA502") == [("DA502", "go_viper_getters/deploy/local/.env", 1)]
+    assert "30× larger than the compiled default 60 s" in finding_at(
+        result, "DA502", "deploy/local/.env", 1).message
     root = tmp_path / "go_viper_getters"
     shutil.copytree(FIXTURES / "go_viper_getters", root)
     (root / ".env").unlink()
     monkeypatch.chdir(tmp_path)
     bare = pipeline.analyse([root], load_config([root]), use_cache=False)
     assert [f.message.split(" also")[0] for f in bare.findings if f.rule_id == "DA102"] == [
-        "http.Server.WriteTimeout 45 s"]
+        "http.Server.WriteTimeout 45 s (compiled default 30 s)"]
 
 
 def test_a_client_type_with_a_timed_and_a_streaming_constructor(tmp_path, monkeypatch):
