@@ -551,3 +551,12 @@ def test_temporal_options_built_by_a_method_of_a_policy_object():
     f = finding_at(result, "DA101", "flow/workflow.go", 23)
     assert "300 s ≤ HeartbeatTimeout 300 s" in f.message
     assert ("go_temporal_stage/flow/workflow.go", 30) in [rel(r.location) for r in f.related]
+
+
+def test_a_statement_that_takes_or_keeps_a_row_run_again_by_a_keeper():
+    # fixtures/da103_take_then_keep: take() claims the row when free, expired or ours
+    # (`… OR held_until < now()`); Keep calls it once, then a keeper goroutine runs it again
+    # every ttl*3/4 (30 s of 40 s): those runs keep the row taken, a warning. Silent:
+    # WaitFor retrying take() every TTL until the row is free (each try is a new claim).
+    result = analyse("da103_take_then_keep")
+    assert da103(result) == [("DA103", "da103_take_then_keep/rows/hold.go", 45, "warning")]

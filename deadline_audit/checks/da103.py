@@ -125,6 +125,7 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
 
     paced = {f for (f, _), entry in loops.items() if entry.periods}  # functions with a timed loop
     helper_ttls = _ttls_by_function(graph, renewing)
+    acquiring = _ttls_by_function(graph, renewing, acquiring=True)
     renews = _renew_markers(graph)
     ttl_of_renew = _RenewTtls(graph, spec)
     for fn_sym, (fn, path) in graph.functions.items():
@@ -147,6 +148,10 @@ def renewal_loops(graph: TimeoutGraph) -> dict[tuple[str, str], Loop]:
             entry = loops.setdefault((fn_sym, loop), Loop())
             stored = _store_ttl(graph, spec, call, cpath, target)
             entry.ttls.extend(stored)
+            if target in acquiring and _taken_before(graph, fn_sym, loop, target):
+                # `k.extend(ctx, id)` first, then a ticker running it again: the statement
+                # also takes a free row, but here it keeps the row already taken
+                entry.ttls.extend(acquiring[target])
             for f in graph.reachable([target], limit=40):
                 if stored and f == target:
                     continue  # its statement's TTL is the argument just read, at this call
@@ -599,14 +604,31 @@ def _unit(graph: TimeoutGraph, site: SiteFact) -> str | None:
     return site.unit or (spec.unit if spec else None)
 
 
-def _ttls_by_function(graph: TimeoutGraph, renewing: set[str]) -> dict[str, list[tuple[Ttl, str | None]]]:
-    """Renewing lease sites by function: (TTL, the loop of that function they sit in)."""
-    found: dict[str, list[tuple[Ttl, str | None]]] = {}
+def _ttls_by_function(graph: TimeoutGraph, renewing: set[str],
+                      acquiring: bool = False) -> dict[str, list]:
+    """Renewing lease sites by function: (TTL, the loop of that function they sit in).
+    With `acquiring`, the statements that also take a free row, outside loops: their TTLs."""
+    found: dict[str, list] = {}
     for site, _ in graph.sites:
-        if site.role == "lease" and site.api in renewing and site.function and not site.extra.get("acquires"):
+        if site.role != "lease" or site.api not in renewing or not site.function:
+            continue
+        if acquiring and site.extra.get("acquires") and not site.extra.get("loop"):
+            found.setdefault(site.function, []).append(_site_ttl(graph, site.id, "TTL set here"))
+        elif not acquiring and not site.extra.get("acquires"):
             found.setdefault(site.function, []).append((_site_ttl(graph, site.id, "TTL set here"),
                                                         site.extra.get("loop")))
     return found
+
+
+def _taken_before(graph: TimeoutGraph, loop_fn: str, loop: str, target: str) -> bool:
+    """The function holding the loop (or, for a keeper closure, the one it is written in)
+    called `target` once before the loop starts: the lease was taken, the loop keeps it."""
+    fn = graph.functions[loop_fn][0]
+    outer = fn.enclosing or loop_fn
+    start = fn.span.line if fn.enclosing else int(str(loop).split(":", 1)[0]) if ":" in str(loop) else 0
+    return any(not c.extra.get("loop") and not c.in_go and c.span.line < start
+               and graph.resolve_callee(c.callee, Ctx(p)) == target
+               for c, p in graph.calls_in.get(outer, ()))
 
 
 def _renewing_apis(graph: TimeoutGraph) -> set[str]:
