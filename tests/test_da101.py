@@ -481,3 +481,15 @@ def test_a_holder_given_the_lease_object_itself():
     # flagged. crawl_archive's budget is ten claims long: silent.
     result = analyse("da101_holder_of_lease_object")
     assert rule_findings(result, "DA101") == [("DA101", "da101_holder_of_lease_object/crawl/fetch.py", 14)]
+
+
+def test_a_go_runner_handed_the_lease_object():
+    # fixtures/da101_go_lease_object_runner: hold.While(ctx, table, c, op) starts
+    # `go c.prolong(kctx, t)`, ticking at `c.For / 3` and prolonging the row through a
+    # Table whose implementation renews it by SQL: the lease is the claim's For (45 s in
+    # Ship). Ship's request goes through the api client, Timeout 45 s: flagged at the
+    # Timeout, the Ship lease related. Archive's upload client has no total: silent.
+    result = analyse("da101_go_lease_object_runner")
+    assert rule_findings(result, "DA101") == [("DA101", "da101_go_lease_object_runner/ship/ship.go", 21)]
+    f = finding_at(result, "DA101", "ship/ship.go", 21)
+    assert [rel(r.location) for r in f.related] == [("da101_go_lease_object_runner/ship/ship.go", 26)]

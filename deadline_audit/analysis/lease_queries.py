@@ -201,6 +201,7 @@ class LeaseQueries:
             return self._memo[memo_key]
         helpers = self.lease_helpers(self.declared_leases)
         by_receiver = self.receiver_runners()
+        by_object = self.object_runners(helpers)
         found: list[Lease] = []
         for caller, calls in self.calls_in.items():
             for call, path in calls:
@@ -210,6 +211,11 @@ class LeaseQueries:
                     fn = self.functions[target][0]
                     d_idx, op_idx = helpers[target]
                     duration = _arg(call, fn, d_idx)
+                elif target in by_object:
+                    fn = self.functions[target][0]
+                    d_idx, field_name, op_idx = by_object[target]
+                    held = _arg(call, fn, d_idx)  # the lease object given: its field paces the keeper
+                    duration = {"k": "field", "x": held, "name": field_name} if held is not None else None
                 elif target in by_receiver and call.callee.get("k") == "method":
                     fn = self.functions[target][0]
                     field_sym, op_idx = by_receiver[target]  # the receiver type's lease field
@@ -230,6 +236,45 @@ class LeaseQueries:
         known = {lease.id for lease in found}
         found.extend(lease for lease in structural_leases(self, helpers) if lease.id not in known)
         self._memo[memo_key] = found
+        return found
+
+    def object_runners(self, helpers: dict[str, tuple[int, int]]) -> dict[str, tuple[int, str, int]]:
+        """Go helpers handed the lease object itself (`lease.Run(ctx, store, l, fn)`) that
+        start a method of it whose ticker reads one of its fields (`go l.keepAlive(ctx, st)`,
+        ticking at `l.TTL / 3`) and call another parameter: symbol -> (the lease
+        parameter, that field, the operation parameter). The lease is that field of the
+        argument at each call."""
+        key = ("_object_runners",)
+        if key in self._memo:
+            return self._memo[key]
+        words = set(self.catalog.words("renewal")) | set(self.catalog.words("lease"))
+        found: dict[str, tuple[int, str, int]] = {}
+        for sym, (fn, path) in self.functions.items():
+            if sym in helpers or self.lang.get(path) != "go" or not fn.called_params:
+                continue
+            params = {p: i for i, p in enumerate(fn.params)}
+            for call, cpath in self.calls_in.get(sym, ()):
+                x = call.callee.get("x") or {}
+                if call.callee.get("k") != "method" or x.get("k") != "ref" or x.get("sym") not in params:
+                    continue
+                decl = self.decls.get(x["sym"])
+                method = self.resolve_callee(call.callee, Ctx(cpath))
+                if decl is None or not decl.type or method is None:
+                    continue
+                owners = (method, *self.closures.get(method, ()))
+                prefix = f"sym:go:{decl.type.lstrip('*')}."
+                fields = {sub["sym"][len(prefix):] for owner in owners for site in self.sites_in.get(owner, ())
+                          if site.role in ("timer", "ticker", "sleep") and site.value
+                          for sub in _walk(site.value) if sub.get("k") == "ref" and sub["sym"].startswith(prefix)}
+                vocabulary = set(fn.vocabulary) | {w for o in owners for w in self.functions[o][0].vocabulary}
+                ops = set(fn.called_params) - {params[x["sym"]]}
+                # lease words, or a catalog lease site the keeper reaches (a row renewal)
+                renews = any(site.role == "lease" for o in self.reachable(list(owners), limit=24)
+                             for site in self.sites_in.get(o, ()))
+                if len(fields) == 1 and ops and (words & vocabulary or _names_word(sym, words) or renews):
+                    found[sym] = (params[x["sym"]], fields.pop(), min((ops & set(fn.called_with_args)) or ops))
+                    break
+        self._memo[key] = found
         return found
 
     def operation_functions(self, expr: Expr | None, ctx: Ctx) -> list[str]:
