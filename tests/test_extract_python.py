@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deadline_audit.catalog import load_catalog
 from deadline_audit.extract.python import extract_python, may_contribute
@@ -525,3 +527,67 @@ def test_typer_and_fastapi_parameter_defaults_are_their_markers_defaults(catalog
     assert binding(facts, "sym:py:svc.app.page.limit_s")[0].expr["v"] == 120.0
     run = next(c for c in facts.calls if c.callee.get("name") == "anyio.run")
     assert run.args[0].get("sym") == "sym:py:svc.app._follow"
+
+
+def test_overload_stubs_are_left_out_and_positions_still_pair(catalog):
+    """`@overload` signatures never run (the implementation replaces them): no function,
+    parameter or site comes from them, and every other line and column stays right."""
+    facts = extract(catalog, """\
+        import asyncio
+        import typing
+        from typing import overload
+
+        class Poller:
+            @overload
+            async def wait(self, job: str, grace: float = 900.0) -> str: ...
+            @typing.overload
+            async def wait(
+                self, job: int, grace: float = 900.0,
+            ) -> int:
+                await asyncio.sleep(grace)
+
+            async def wait(self, job, grace: float = 45.0):
+                s = "ééé"; await asyncio.sleep(grace)
+                return job
+
+        class Shape(typing.Protocol):
+            @overload
+            def area(self) -> float: ...
+        """)
+    waits = [f for f in facts.functions if f.sym.endswith("Poller.wait")]
+    assert [(f.span.line, f.param_names) for f in waits] == [(14, ["job", "grace"])]
+    [site] = sites(facts)
+    assert (site.span.line, site.span.column) == (15, 26)
+    assert not [f for f in facts.functions if f.sym.endswith("Shape.area")]
+    assert not facts.problems
+
+
+def test_stub_stripping_keeps_every_other_line_byte_for_byte():
+    import ast
+
+    from deadline_audit.extract.py_stubs import strip_stubs
+
+    text = ("class A:\r\n    @overload\r\n    def f(self) -> int: ...\r\n\r\n"
+            "    def f(self):  # the one that runs\r\n        return 1\r\n")
+    tree = ast.parse(text)
+    out = strip_stubs(tree, text, frozenset({"overload"}))
+    assert out is not None
+    assert out.split("\r\n") == ["class A:", "    pass", "", "", "    def f(self):  # the one that runs",
+                                 "        return 1", ""]
+    assert [type(s).__name__ for s in tree.body[0].body] == ["Pass", "FunctionDef"]
+    assert strip_stubs(ast.parse("def f(): pass\n"), "def f(): pass\n", frozenset({"overload"})) is None
+
+
+@given(st.sets(st.text(alphabet="abc_", min_size=1, max_size=4), min_size=1, max_size=8),
+       st.text(alphabet="abc_ =x", max_size=40))
+def test_prefilter_trie_finds_what_a_plain_alternation_finds(words, haystack):
+    import re
+
+    from deadline_audit.extract.py_index import _trie
+
+    encoded = {w.encode() for w in words}
+    plain = re.compile(b"|".join(re.escape(w) for w in sorted(encoded, key=len, reverse=True)))
+    assert (re.search(_trie(encoded), haystack.encode()) is not None) == (plain.search(haystack.encode()) is not None)
+    as_keywords = re.compile(rb"\b(?:" + plain.pattern + rb")\s*=(?!=)")
+    trie_keywords = re.compile(rb"\b" + _trie(encoded, substrings=False) + rb"\s*=(?!=)")
+    assert (trie_keywords.search(haystack.encode()) is None) == (as_keywords.search(haystack.encode()) is None)

@@ -98,8 +98,10 @@ def _ast_name(node: ast.AST) -> str | None:
 class AstPositions:
     """Spans from the stdlib `ast` of the same text, consumed in source order."""
 
-    def __init__(self, text: str) -> None:
-        tree = ast.parse(text)
+    def __init__(self, text: str, tree: ast.Module | None = None) -> None:
+        """`tree`: the stdlib tree of `text`, when the caller parsed it already."""
+        if tree is None:
+            tree = ast.parse(text)
         self.tree = tree  # kept for the marker passes (extract/py_marks.py)
         buckets: dict[str, list[Any]] = {k: [] for k in {*_KINDS.values(), "num"}}
         numbers = buckets["num"]

@@ -12,6 +12,7 @@ their order; libcst's `PositionProvider` is the fallback when the two trees disa
 
 from __future__ import annotations
 
+import ast
 import io
 import sys
 import tokenize
@@ -25,6 +26,7 @@ from deadline_audit.catalog import Catalog
 from deadline_audit.collector import collector_paused
 from deadline_audit.extract.py_index import PyIndex, index_for
 from deadline_audit.extract.py_marks import run_marker_passes
+from deadline_audit.extract.py_stubs import strip_stubs
 from deadline_audit.extract.py_positions import AstPositions, LibcstPositions, Misaligned
 from deadline_audit.extract.py_walker import Extractor
 from deadline_audit.facts import FileFacts, InputProblem
@@ -66,8 +68,13 @@ def _parse_and_extract(path: str, source: bytes, module: str, is_package: bool, 
     # The stdlib parse comes first: it is cheap, gives positions, and refuses
     # pathological nesting that crashes or stalls libcst's native parser.
     positions: AstPositions | None = None
+    libcst_input: str | bytes = source
     try:
-        positions = AstPositions(text)
+        stdlib_tree = ast.parse(text)
+        stripped = strip_stubs(stdlib_tree, text, idx.stub_decorators)
+        if stripped is not None:  # same lines and columns, without the typing-only stubs
+            text = libcst_input = stripped
+        positions = AstPositions(text, stdlib_tree)
     except SyntaxError as exc:
         if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
             facts.problems.append(InputProblem(f"syntax error: {exc.msg}", exc.lineno, exc.offset))
@@ -80,7 +87,7 @@ def _parse_and_extract(path: str, source: bytes, module: str, is_package: bool, 
     with _recursion_limit(RECURSION_LIMIT):
         try:
             with _unvalidated_nodes():
-                tree = cst.parse_module(source)
+                tree = cst.parse_module(libcst_input)
         except cst.ParserSyntaxError as exc:
             facts.problems.append(InputProblem(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1))
             return facts
