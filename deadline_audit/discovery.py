@@ -213,12 +213,15 @@ class _Walker:
             return
         self._add_file(root, kind)
 
-    def _walk_dir(self, directory: Path, walk_root: Path, chain: list[Path]) -> None:
-        try:
-            resolved = directory.resolve()
-        except (OSError, RuntimeError):
-            self._error(directory, "cannot resolve directory (symbolic link loop?), skipped")
-            return
+    def _walk_dir(self, directory: Path, walk_root: Path, chain: list[Path], resolved: Path | None = None) -> None:
+        """`resolved`: the real path of `directory` when the caller knows it (a plain entry of
+        a resolved directory): `resolve()` costs a system call per path component."""
+        if resolved is None:
+            try:
+                resolved = directory.resolve()
+            except (OSError, RuntimeError):
+                self._error(directory, "cannot resolve directory (symbolic link loop?), skipped")
+                return
         if resolved in self.seen_dirs:
             return  # already walked (a symlink loop or two links to one directory)
         self.seen_dirs.add(resolved)
@@ -247,10 +250,12 @@ class _Walker:
                     continue
                 if not self._inside_roots(target):
                     continue  # never follow a link out of the analysed tree
+            else:
+                target = resolved / entry.name  # no link here: its parent's real path and its name
             if is_dir:
-                if self._skip_dir(path, entry.name, walk_root, chain):
+                if self._skip_dir(path, entry.name, walk_root, chain, target):
                     continue
-                self._walk_dir(path, walk_root, chain)
+                self._walk_dir(path, walk_root, chain, target)
             elif is_file:
                 kind = file_kind(entry.name)
                 if kind is None:
@@ -262,15 +267,10 @@ class _Walker:
                     continue
                 if self._excluded(path, False, walk_root) or self._not_included(path, walk_root):
                     continue
-                self._add_file(path, kind)
+                self._add_file(path, kind, target)
 
-    def _skip_dir(self, path: Path, name: str, walk_root: Path, chain: list[Path]) -> bool:
-        if name in SKIP_DIRS or name == self.cache_name:
-            return True
-        try:
-            if path.resolve() == self.cache_dir:
-                return True
-        except (OSError, RuntimeError):
+    def _skip_dir(self, path: Path, name: str, walk_root: Path, chain: list[Path], resolved: Path) -> bool:
+        if name in SKIP_DIRS or name == self.cache_name or resolved == self.cache_dir:
             return True
         if (path / "pyvenv.cfg").is_file():
             return True  # a virtualenv, whatever its name
@@ -280,12 +280,13 @@ class _Walker:
             return True
         return self._excluded(path, True, walk_root)
 
-    def _add_file(self, path: Path, kind: str) -> None:
-        try:
-            resolved = path.resolve()
-        except (OSError, RuntimeError):
-            self._error(path, "cannot resolve path, skipped")
-            return
+    def _add_file(self, path: Path, kind: str, resolved: Path | None = None) -> None:
+        if resolved is None:
+            try:
+                resolved = path.resolve()
+            except (OSError, RuntimeError):
+                self._error(path, "cannot resolve path, skipped")
+                return
         if resolved in self.seen_files:
             return
         self.seen_files.add(resolved)
