@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -591,3 +592,41 @@ def test_prefilter_trie_finds_what_a_plain_alternation_finds(words, haystack):
     as_keywords = re.compile(rb"\b(?:" + plain.pattern + rb")\s*=(?!=)")
     trie_keywords = re.compile(rb"\b" + _trie(encoded, substrings=False) + rb"\s*=(?!=)")
     assert (trie_keywords.search(haystack.encode()) is None) == (as_keywords.search(haystack.encode()) is None)
+
+
+# --- libcst nodes built plainly during the parse (py_fastnodes.py) ---------------------------
+
+def _python_sources() -> list[Path]:
+    here = Path(__file__).resolve().parent
+    files = sorted((here.parent / "fixtures").rglob("*.py")) + sorted(here.glob("*.py"))
+    assert len(files) > 100  # the whole fixture set, not a sample that could be empty
+    return files
+
+
+def test_plainly_built_trees_equal_libcst_own():
+    import libcst as cst
+
+    from deadline_audit.extract.py_fastnodes import plain_node_construction
+
+    for path in _python_sources():
+        source = path.read_bytes()
+        own = cst.parse_module(source)
+        with plain_node_construction():
+            plain = cst.parse_module(source)
+        assert plain.deep_equals(own), path
+        assert plain.code == own.code, path
+
+
+def test_plain_construction_is_undone_after_the_parse():
+    import libcst as cst
+
+    from deadline_audit.extract.py_fastnodes import plain_node_construction
+
+    before = cst.Call.__init__, cst.Name.__init__, cst.CSTNode.__post_init__
+    with plain_node_construction():
+        assert cst.Name.__init__ is not before[1]
+        node = cst.Name("inside")  # positional, as the dataclass allows
+        assert node.value == "inside" and node.lpar == ()
+    assert (cst.Call.__init__, cst.Name.__init__, cst.CSTNode.__post_init__) == before
+    with pytest.raises(cst.CSTValidationError):  # validation is back for hand-built nodes
+        cst.Name("not an identifier")

@@ -25,6 +25,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from deadline_audit.catalog import Catalog
 from deadline_audit.collector import collector_paused
 from deadline_audit.extract.py_index import PyIndex, index_for
+from deadline_audit.extract.py_fastnodes import plain_node_construction
 from deadline_audit.extract.py_marks import run_marker_passes
 from deadline_audit.extract.py_stubs import strip_stubs
 from deadline_audit.extract.py_positions import AstPositions, LibcstPositions, Misaligned
@@ -86,7 +87,7 @@ def _parse_and_extract(path: str, source: bytes, module: str, is_package: bool, 
     # native parser is refused here first)
     with _recursion_limit(RECURSION_LIMIT):
         try:
-            with _unvalidated_nodes():
+            with plain_node_construction():
                 tree = cst.parse_module(libcst_input)
         except cst.ParserSyntaxError as exc:
             facts.problems.append(InputProblem(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1))
@@ -122,27 +123,6 @@ def _extract(path: str, module: str, is_package: bool, idx: PyIndex, tree: cst.M
     if positions is not None:  # the stdlib tree exists, only the pairing failed
         run_marker_passes(positions.tree, facts, idx.catalog)
     return facts
-
-
-@contextmanager
-def _unvalidated_nodes() -> Iterator[None]:
-    """Build the nodes of a parse without libcst's per-node `_validate` (about a quarter
-    of `parse_module` here, LIBRARIES.md): the native parser only builds valid trees,
-    which is what those checks guard against for hand-built nodes (libcst's own PERF note
-    in `CSTNode.__post_init__` says as much). Only for the parse; restored after."""
-    original = getattr(cst.CSTNode, "__post_init__", None)
-    if original is None:  # a libcst without the hook: nothing to skip
-        yield
-        return
-    cst.CSTNode.__post_init__ = _no_validation
-    try:
-        yield
-    finally:
-        cst.CSTNode.__post_init__ = original
-
-
-def _no_validation(self) -> None:
-    return None
 
 
 @contextmanager
