@@ -119,6 +119,8 @@ def main() -> None:
 
             da_cold(), timed(sg, copy)  # warm-up: page cache, semgrep's own caches
             pairs = [(da_cold(), timed(sg, copy)) for _ in range(args.runs)]
+            print(f"{tree.name} pairs (deadline-audit s, semgrep s): "
+                  + ", ".join(f"({a['wall']:.2f}, {b['wall']:.2f})" for a, b in pairs), file=sys.stderr)
             warm = [timed(da, copy) for _ in range(args.runs)]
             changed_file = one_source_file(copy)
             changed, shifted = [], []
