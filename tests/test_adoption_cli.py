@@ -11,10 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from adoption_support import ROOT, commit_all, copy_service, git, init_repo, set_defect
-from da_cli_support import run_cli, shared_dir
+from da_cli_support import run_cli, sarif_schema
 from deadline_audit import cli, extraction, pipeline
 from deadline_audit.extract_cache import is_light
 
@@ -254,11 +255,7 @@ def test_one_run_writes_json_sarif_and_markdown_besides_the_main_format(repo):
     assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 1
     assert sarif["runs"][0]["results"][0]["partialFingerprints"]
     assert "DA101" in (repo / "out/comment.md").read_text(encoding="utf-8")
-    shared = shared_dir()
-    if shared is not None:
-        jsonschema = pytest.importorskip("jsonschema")
-        schema = json.loads((shared / "schemas" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
-        jsonschema.validate(sarif, schema)
+    jsonschema.validate(sarif, sarif_schema())
 
 
 def test_extra_outputs_follow_the_filters(repo):
