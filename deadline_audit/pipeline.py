@@ -137,22 +137,29 @@ def _wire_problems(graph) -> list[str]:
 
 
 def run_checks(result: Build, config: Config, *, jobs: int = 1) -> list[Finding]:
-    """Every enabled check over the graph, findings in rule order. With `jobs` > 1 on a
-    large graph, a forked copy of this process runs part of them meanwhile
-    (check_split.py): same findings, same order."""
-    from deadline_audit.check_split import run_split
-
+    """Every enabled check over the graph, findings in rule order. In this process: a fork
+    running some of them meanwhile cost more than it saved once the checks took a fifth
+    of a second (copy-on-write faults over the graph; bench/README.md, fourteenth round).
+    `jobs` is kept for callers and does not change the result."""
     with collector_paused():
         rules = [r for r in RULE_IDS + tuple(sorted(checks.implemented_rules() - set(RULE_IDS)))
                  if checks.get_check(r) is not None and (r not in RULE_IDS or config.rule_enabled(r))]
         findings: list[Finding] = []
-        for rule_id, (found, error) in run_split(result.graph, config, rules, jobs=jobs,
-                                                 lines=result.lines_scanned).items():
+        for rule_id in rules:
+            found, error = _run_check(rule_id, result.graph, config)
             findings.extend(found)
             if error is not None:  # one broken check must not lose the others' findings
                 result.errors.append(InputError("", error))
                 result.internal_errors += 1
         return findings
+
+
+def _run_check(rule_id: str, graph, config: Config) -> tuple[list[Finding], str | None]:
+    check = checks.get_check(rule_id)
+    try:
+        return list(check(graph, dict(config.rule_options.get(rule_id, {})))), None
+    except Exception as exc:  # noqa: BLE001 - reported as an internal error, the run goes on
+        return [], f"internal error in the {rule_id} check: {type(exc).__name__}: {exc}"
 
 
 def analyse(paths: list[Path], config: Config, *, jobs: int = 1, use_cache: bool = True,
