@@ -583,20 +583,29 @@ class _Builder:
         if spread.get("k") != "ref" or spread["sym"] not in fn.params:
             return {}
         found = {}
-        for caller, calls in self.g.calls_in.items():
-            for call, cpath in calls:
-                extra = {name: v for name, v in call.kw.items() if name not in fn.param_names}
-                if len(extra) < 2 or self.g.tests.holds(cpath) or \
-                        self.g.resolve_callee(call.callee, Ctx(cpath)) != function:
-                    continue
-                subst = self.g.call_subst(fn, call, Ctx(cpath))
-                sent = {key: (subst[v["sym"]][0] if v.get("k") == "ref" and v["sym"] in subst else v)
-                        for key, v in keys.items()}
-                sent.update(extra)
-                if not wanted.isdisjoint(sent):
-                    where = (cpath, call.span.line, call.span.column)
-                    found[where] = Payload("python", cpath, Location(cpath, call.span.line, call.span.column),
-                                           caller, sent, set(sent))
+        for caller, call, cpath in self._keyword_calls():
+            extra = {name: v for name, v in call.kw.items() if name not in fn.param_names}
+            if len(extra) < 2 or self.g.resolve_callee(call.callee, Ctx(cpath)) != function:
+                continue
+            subst = self.g.call_subst(fn, call, Ctx(cpath))
+            sent = {key: (subst[v["sym"]][0] if v.get("k") == "ref" and v["sym"] in subst else v)
+                    for key, v in keys.items()}
+            sent.update(extra)
+            if not wanted.isdisjoint(sent):
+                where = (cpath, call.span.line, call.span.column)
+                found[where] = Payload("python", cpath, Location(cpath, call.span.line, call.span.column),
+                                       caller, sent, set(sent))
+        return found
+
+    def _keyword_calls(self) -> list[tuple[str, CallFact, str]]:
+        """(caller, call, path) of the non-test calls with two keywords or more, in
+        `calls_in` order: the only calls `_forwarded` can match, listed once per graph."""
+        key = ("_wire_keyword_calls",)
+        found = self.g._memo.get(key)
+        if found is None:
+            found = self.g._memo[key] = [(caller, call, path) for caller, calls in self.g.calls_in.items()
+                                         for call, path in calls
+                                         if len(call.kw) >= 2 and not self.g.tests.holds(path)]
         return found
 
     def _all_exprs(self) -> Iterator[tuple[str, str | None, Expr]]:
