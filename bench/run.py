@@ -285,8 +285,14 @@ def targets(out: dict, jobs: int) -> dict:
     t: dict = {}
     go, py, pp, warm = out["cold_go"], out["cold_python"], out["parse_python"], out["warm_run"]
     if not go.get("failed") and go["lines_by_kind"].get("go"):
-        t["go_lines_per_s_per_core"] = {"value": go["lines_per_s_per_core"], "target": f">= {GO_TARGET_LPS}",
-                                        "ok": go["lines_per_s_per_core"] >= GO_TARGET_LPS}
+        # SPEC §8 asks it of extraction; the end-to-end rate (graph and checks too) is shown beside it
+        extract_s = go["phase_seconds"].get("extract")
+        if extract_s:
+            rate = go["lines_by_kind"]["go"] / extract_s / jobs
+            t["go_extract_lines_per_s_per_core"] = {"value": rate, "target": f">= {GO_TARGET_LPS}",
+                                                    "ok": rate >= GO_TARGET_LPS}
+        t["go_lines_per_s_per_core"] = {"value": go["lines_per_s_per_core"], "target": "end to end, for reference",
+                                        "ok": None}
     if not py.get("failed") and not pp.get("failed") and pp["passed_files"] and py["lines"]:
         cpu_s = py["total_s"] * jobs  # per-core equivalent of the wall time
         budget = PY_TARGET_FACTOR * pp["parse_s"] + pp["prefilter_s"]
