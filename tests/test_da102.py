@@ -289,3 +289,36 @@ def test_an_aiohttp_timeout_given_to_the_request_itself():
                              ("DA102", "da102_request_timeout/harvest/media.py", 15)]
     assert ("da102_request_timeout/harvest/pull.py", 9) in [rel(r.location) for r in
                                                            at(result, "harvest/limits.py").related]
+
+
+def test_the_default_mux_is_one_per_program(tmp_path, monkeypatch):
+    # fixtures/da102_two_programs: one Go module, two binaries on http.DefaultServeMux.
+    # cmd/feed (WriteTimeout 15 s) imports internal/live, which registers a streaming
+    # handler on the default mux: flagged, with that handler. cmd/console registers its own
+    # streaming /tail and serves it with no write deadline: another process, so feed's
+    # 15 s does not cover it (the related locations name live.go only). A library's
+    # registrations stay with every program of the module: which programs import it is
+    # not in the facts.
+    result = analyse("da102_two_programs")
+    assert da102(result) == [("DA102", "da102_two_programs/cmd/feed/main.go", 22)]
+    f = at(result, "feed/main.go")
+    assert [rel(r.location) for r in f.related] == [("da102_two_programs/internal/live/live.go", 16)]
+    assert "console" not in f.message
+
+    root = tmp_path / "da102_two_programs"
+    shutil.copytree(FIXTURES / "da102_two_programs", root)
+    shutil.rmtree(root / "internal")  # feed streams nothing of its own now
+    feed = root / "cmd" / "feed" / "main.go"
+    feed.write_text(feed.read_text(encoding="utf-8").replace("\tlive.Register()\n", "")
+                    .replace('\t"example.com/ledgerline/internal/live"\n', ""), encoding="utf-8")
+    console = root / "cmd" / "console" / "main.go"
+    console.write_text(console.read_text(encoding="utf-8").replace(
+        'Addr: ":9090", ReadHeaderTimeout', 'Addr: ":9090", WriteTimeout: 30 * time.Second, ReadHeaderTimeout'),
+        encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    moved = pipeline.analyse([root], load_config([root]), use_cache=False)
+    # console's own 30 s covers its own stream; feed's 15 s covers only /healthz
+    assert [(f.rule_id, f.location.path, f.location.line) for f in moved.findings] == [
+        ("DA102", "da102_two_programs/cmd/console/main.go", 29)]
+    assert [(r.location.path, r.location.line) for r in moved.findings[0].related] == [
+        ("da102_two_programs/cmd/console/main.go", 13)]

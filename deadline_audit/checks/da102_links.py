@@ -95,7 +95,8 @@ def handlers_of(graph: TimeoutGraph, expr: Expr | None, ctx: Ctx, depth: int) ->
         if served:
             return served
         if sym == f"sym:go:{_default_mux(graph)}":
-            sym = f"{sym}@{_module_of(graph, ctx.path)}"
+            routes = _default_routes(graph, ctx.path)
+            return _union(handlers_of(graph, h, Ctx(p), depth + 1) for h, p in routes) if routes else None
         routes = _routes(graph).get(sym)
         if routes:
             return _union(handlers_of(graph, h, Ctx(p), depth + 1) for h, p in routes)
@@ -206,7 +207,7 @@ def _routes(graph: TimeoutGraph) -> dict[str, list[tuple[Expr, str]]]:
                 if m.get("m") == "route":
                     mux = root(graph.resolve_sym(strip(m["mux"]), Ctx(path)))
                     if mux == default:
-                        mux = f"{mux}@{_module_of(graph, path)}"
+                        mux = _default_key(graph, path)
                     if mux:
                         routes.setdefault(mux, []).append((m["handler"], path))
         _through_registrars(graph, routes, strip, root, default)
@@ -237,7 +238,7 @@ def _through_registrars(graph: TimeoutGraph, routes: dict[str, list[tuple[Expr, 
             index, inner = params[target]
             outer = root(graph.resolve_sym(strip(call.args[index]), Ctx(cpath)))
             if outer == default:
-                outer = f"{outer}@{_module_of(graph, cpath)}"
+                outer = _default_key(graph, cpath)
             if outer and outer != inner:
                 routes.setdefault(outer, []).extend(routes[inner])
 
@@ -269,6 +270,29 @@ def _module_of(graph: TimeoutGraph, path: str) -> str:
     facts = graph.files.get(path)
     ip = facts.module if facts and facts.module else ""
     return max((m for m in graph.go_versions if ip == m or ip.startswith(m + "/")), key=len, default="")
+
+
+def _default_key(graph: TimeoutGraph, path: str) -> str:
+    """Which default mux a registration in `path` lands on. `http.DefaultServeMux` is one per
+    process: a main package (one with `func main`) is a program of its own, so what it
+    registers is served by its own servers only; a library package registers on the mux of
+    whichever program of the module imports it."""
+    key = f"sym:go:{_default_mux(graph)}@{_module_of(graph, path)}"
+    facts = graph.files.get(path)
+    package = facts.module if facts is not None else None
+    return f"{key}#{package}" if package and f"sym:go:{package}.main" in graph.functions else key
+
+
+def _default_routes(graph: TimeoutGraph, path: str) -> list[tuple[Expr, str]]:
+    """The routes a server in `path` with no handler of its own (the default mux) serves:
+    its program's and its libraries'; for a server written in a library, any program's
+    of the module."""
+    routes = _routes(graph)
+    own = _default_key(graph, path)
+    library = f"sym:go:{_default_mux(graph)}@{_module_of(graph, path)}"
+    keys = [own, library] if own != library else \
+        [library, *sorted(k for k in routes if k.startswith(library + "#"))]
+    return [route for key in keys for route in routes.get(key, ())]
 
 
 def _default_mux(graph: TimeoutGraph) -> str:
