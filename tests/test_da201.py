@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from analysis_support import analyse, build, finding_at, rel, rule_findings
+import shutil
+
+from analysis_support import FIXTURES, analyse, build, finding_at, rel, rule_findings
+from deadline_audit import pipeline
 from deadline_audit.checks import da201
+from deadline_audit.config import load_config
 
 
 def da201_findings(result):
@@ -350,3 +354,22 @@ def test_writes_through_a_connection_opened_first():
         ("DA201", "da201_handle_writes/archive/runner.py", 18),
         ("DA201", "da201_handle_writes/archive/runner.py", 20),
     ]
+
+
+def test_servers_with_the_same_write_timeout_are_named_once(tmp_path, monkeypatch):
+    # the demo's engine gains an admin listener on the same mux with the same 5 min
+    # WriteTimeout: the message says it once, the related locations keep both servers
+    root = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", root)
+    main = root / "engine" / "cmd" / "engine" / "main.go"
+    main.write_text(main.read_text(encoding="utf-8").replace(
+        "\tlog.Fatal(srv.ListenAndServe())\n",
+        "\tadmin := &http.Server{\n\t\tAddr:         \":9091\",\n\t\tHandler:      mux,\n"
+        "\t\tWriteTimeout: 5 * time.Minute,\n\t}\n\tgo admin.ListenAndServe()\n"
+        "\tlog.Fatal(srv.ListenAndServe())\n"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = pipeline.analyse([root], load_config([root]), use_cache=False)
+    f = next(f for f in result.findings if f.rule_id == "DA201" and f.location.path.endswith("turns/legacy.go"))
+    assert f.message.count("WriteTimeout (300 s)") == 1
+    assert [(r.location.path, r.location.line) for r in f.related if "WriteTimeout" in r.message] == [
+        ("demo/engine/cmd/engine/main.go", 34), ("demo/engine/cmd/engine/main.go", 39)]

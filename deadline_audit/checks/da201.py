@@ -180,6 +180,7 @@ def _go_finding(graph: TimeoutGraph, writes: TerminalWrites, call: CallFact, pat
             fires.append(f"the server's WriteTimeout ({describe_seconds(seconds)})")
             related.append(Related(f"http.Server.WriteTimeout {describe_seconds(seconds)} cancels the request context",
                                    loc))
+        fires = list(dict.fromkeys(fires))  # several servers with the same WriteTimeout: said once, related each
         what = "a client disconnect" + (", " + ", ".join(fires) if fires else "") + " or the end of the response"
         message = (f"{name} records how the {noun} ended under {origin.root}: {what} cancels it, "
                    f"so the final state is never saved.")
