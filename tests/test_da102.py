@@ -49,7 +49,9 @@ def test_go_correct_shapes_are_silent():
     # client with a total timeout, a streaming client with phase timeouts only, a
     # WithTimeout in a function that does not stream, a WithTimeout around NATS JetStream's
     # `js.Stream(ctx, name)` (a lookup of a stream resource, not a streamed read), a
-    # WithTimeout made after a stream's Recv failed (replication/pump.go: not over the read)
+    # WithTimeout made after a stream's Recv failed (replication/pump.go: not over the read),
+    # a handler that asks an upstream for `text/event-stream` (Accept) and compares the
+    # upstream's Content-Type with it, then answers with one JSON body (relay/relay.go)
     assert da102(analyse("da102/go_negatives")) == []
 
 

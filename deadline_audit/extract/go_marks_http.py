@@ -3,7 +3,9 @@ register handlers on a mux, or read a response body as a stream.
 
 Markers added to `FunctionFact.markers` (positions 1-based, code points):
 - `{"m": "stream_write", "how", "line", "col"}`: the function streams its response (a
-  streaming content type, an `http.Flusher` assertion, a ResponseController flush);
+  streaming content type it may answer with, an `http.Flusher` assertion, a
+  ResponseController flush); a streaming type it asks for (`Accept`) or checks on a
+  response only makes a copy of that response's body a stream read;
 - `{"m": "write_deadline_lift", "line", "col"}`: it calls `SetWriteDeadline`;
 - `{"m": "server_handler", "server": Expr, "handler": Expr, "line", "col"}`:
   `srv.Handler = h` written after the server literal;
@@ -71,7 +73,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
     per_fn: dict[str, dict[str, Any]] = {}
 
     def state(fn) -> dict[str, Any]:
-        return per_fn.setdefault(fn.sym, {"fn": fn, "flush": None, "rc": False, "reads": []})
+        return per_fn.setdefault(fn.sym, {"fn": fn, "flush": None, "rc": False, "reads": [], "asks": False})
 
     producers: dict[tuple[str, str], Any] = {}
     for caps in tree.matches("http.other"):
@@ -81,8 +83,11 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
                 _stream_write(ctx, node, "http.Flusher")
         elif "str" in caps:
             node = caps["str"][0]
-            if unquote(ctx.text(node)) in spec.get("stream_content_types", ()):  # holds "stream"
-                _stream_write(ctx, node, unquote(ctx.text(node)))
+            if unquote(ctx.text(node)) in spec.get("stream_content_types", ()):
+                if _sets_response_type(ctx, node):
+                    _stream_write(ctx, node, unquote(ctx.text(node)))
+                elif (fn := ctx.function_at(node)) is not None:
+                    state(fn)["asks"] = True  # asked of or checked on a response: its body is a stream
         elif "hassign" in caps:
             node = caps["hassign"][0]
             fn = ctx.function_at(node)
@@ -134,7 +139,8 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         if st["flush"] is not None and st["rc"]:
             line, col = ctx.at(st["flush"])
             fn.markers.append({"m": "stream_write", "how": "ResponseController.Flush", "line": line, "col": col})
-        streams_out = any(m.get("m") == "stream_write" for m in fn.markers) or st["flush"] is not None
+        streams_out = any(m.get("m") == "stream_write" for m in fn.markers) or st["flush"] is not None \
+            or st["asks"]
         for call, resp, how in st["reads"]:
             if how.startswith("the body copied") and not streams_out:
                 continue  # a one-shot copy (a download) is not a stream of events
@@ -158,6 +164,30 @@ def _stream_write(ctx: GoMarkContext, node: Any, how: str) -> None:
     if fn is not None and not any(m.get("m") == "stream_write" for m in fn.markers):
         line, col = ctx.at(node)
         fn.markers.append({"m": "stream_write", "how": how, "line": line, "col": col})
+
+
+def _sets_response_type(ctx: GoMarkContext, node: Any) -> bool:
+    """A streaming content type the code may be answering with, not one it reads or asks
+    for: not compared (`ct == "text/event-stream"`), not tested by a `strings` function,
+    not the value of another header (`req.Header.Set("Accept", "text/event-stream")` on
+    an outgoing request)."""
+    parent = node.parent
+    if parent is None:
+        return True
+    if parent.type == "binary_expression":
+        return False
+    if parent.type != "argument_list":
+        return True
+    call = parent.parent
+    fn = call.child_by_field_name("function") if call is not None else None
+    if fn is not None and fn.type == "selector_expression":
+        operand = fn.child_by_field_name("operand")
+        if operand is not None and ctx.imports.get(ctx.text(operand)) == "strings":
+            return False
+    args = [a for a in parent.named_children if a.type != "comment"]
+    if len(args) >= 2 and args[-1] == node and args[0].type == "interpreted_string_literal":
+        return unquote(ctx.text(args[0])).lower() == "content-type"
+    return True
 
 
 def _is_body(ctx: GoMarkContext, node: Any) -> bool:
