@@ -108,7 +108,9 @@ def test_files_only_tests_open_are_not_program_config():
 def test_an_api_document_the_program_loads_is_not_its_configuration():
     # billing/app.py loads both config/billing.yaml (its settings) and billing/api-spec.json
     # (the OpenAPI document it serves): the document's example `settle_timeout: 30` is part of
-    # an API, not a knob, whatever the file is called (catalog knobs.toml `document_keys`)
+    # an API, not a knob, whatever the file is called (catalog knobs.toml `document_keys`).
+    # billing/search.py loads search/invoices_index.json and hands it to the search cluster
+    # whole: its `refresh_interval` is applied there, not dead
     tree = "da501/apidoc"
     assert rule_findings(analyse(tree), "DA501") == [
         ("DA501", f"{tree}/config/billing.yaml", 3),  # ledger_lock_timeout: nothing reads it
