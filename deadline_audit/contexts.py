@@ -73,6 +73,7 @@ class ContextFlow:
         self.plain_calls = set(k.get("plain_derivations", ()))
         self.nil_done = self._nil_done_types()
         self.grpc = self._grpc_receivers(k.get("grpc_server_embeds", ()))
+        self.resolvers = tuple(k.get("graphql_resolver_types", ()))
         self.grpc_streams = tuple(k.get("grpc_stream_types", ()))
         self._sites_by_line: dict[tuple[str, int], list] = {}
         for site, path in graph.sites:
@@ -119,6 +120,12 @@ class ContextFlow:
         request = (req.type or "") if req else ""
         return bool(ctx and ctx.type == "context.Context" and "." in request
                     and not request.startswith(("[", "map[", "func", "chan")) and entry[0].result_type != "error")
+
+    def is_resolver(self, fn_sym: str) -> bool:
+        """A method of a generated GraphQL resolver type (catalog `graphql_resolver_types`)."""
+        entry = self.graph.functions.get(fn_sym)
+        owner = entry[0].receiver_type if entry else None
+        return bool(owner) and any(fnmatchcase(owner, p) for p in self.resolvers)
 
     # -- the query --------------------------------------------------------------------
     def origin(self, expr: Expr | None, path: str, fn: str | None, line: int) -> Origin:
@@ -300,6 +307,10 @@ class ContextFlow:
             if self.is_grpc_handler(owner) and decl.type == "context.Context":
                 where = Location(graph.decl_path[sym], decl.span.line, decl.span.column)
                 return Origin("request", f"gRPC ctx of {_short(owner)}", (Step(f"gRPC handler ctx ({_short(owner)})", where),))
+            if decl.type == "context.Context" and self.is_resolver(owner):
+                where = Location(graph.decl_path[sym], decl.span.line, decl.span.column)
+                return Origin("request", f"GraphQL resolver ctx of {_short(owner)}",
+                              (Step(f"GraphQL resolver ctx ({_short(owner)})", where),))
             callers = [(b, p) for b, p in binds if not (b.function and _inside(b.function, owner))]
             found = []
             for b, p in callers[:16]:

@@ -373,3 +373,15 @@ def test_servers_with_the_same_write_timeout_are_named_once(tmp_path, monkeypatc
     assert f.message.count("WriteTimeout (300 s)") == 1
     assert [(r.location.path, r.location.line) for r in f.related if "WriteTimeout" in r.message] == [
         ("demo/engine/cmd/engine/main.go", 34), ("demo/engine/cmd/engine/main.go", 39)]
+
+
+def test_a_graphql_resolver_ctx_is_the_request_context():
+    # fixtures/da201_graphql_resolver: gqlgen's `mutationResolver` (catalog
+    # `graphql_resolver_types`) runs an export with the resolver's ctx, then records the
+    # failure with that same ctx (flagged); the success is recorded through
+    # context.WithoutCancel(ctx) (silent)
+    result = analyse("da201_graphql_resolver")
+    assert da201_findings(result) == [("DA201", "da201_graphql_resolver/graph/schema.resolvers.go", 12)]
+    f = at(result, "schema.resolvers.go", 12)
+    assert "GraphQL resolver ctx of graph.mutationResolver.RunExport" in f.message
+    assert [rel(r.location) for r in f.related] == [("da201_graphql_resolver/graph/schema.resolvers.go", 9)]
