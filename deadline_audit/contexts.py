@@ -71,6 +71,8 @@ class ContextFlow:
         self.detaching = set(k.get("detaching", ()))
         self.deadline_calls = set(k.get("deadline_derivations", ()))
         self.plain_calls = set(k.get("plain_derivations", ()))
+        self.plain_methods = {e["method"]: tuple(w.lower() for w in e.get("receiver_words", ()))
+                              for e in k.get("plain_derivation_methods", ())}
         self.nil_done = self._nil_done_types()
         self.grpc = self._grpc_receivers(k.get("grpc_server_embeds", ()))
         self.resolvers = tuple(k.get("graphql_resolver_types", ()))
@@ -190,6 +192,8 @@ class ContextFlow:
         root = self._request_root(expr, use.path)
         if root is not None:
             return Origin("request", root, (Step(root, at),))
+        if args and self._plain_method(callee):
+            return self._origin(args[0], use, depth + 1, seen).then(f"{callee['name']}(ctx, …)", at)
         target = self.graph.resolve_callee(callee, Ctx(use.path))
         if target and target not in seen:
             fn, path = self.graph.functions[target]
@@ -199,6 +203,21 @@ class ContextFlow:
             best = _worst(found)
             return best.then(f"returned by {_short(target)}", at) if best.kind != "unknown" else best
         return UNKNOWN
+
+    def _plain_method(self, callee: Expr) -> bool:
+        """A method that returns its first argument's context, derived (catalog
+        `plain_derivation_methods`): named so, on a receiver whose name holds the word."""
+        words = self.plain_methods.get(callee.get("name", "")) if callee.get("k") == "method" else None
+        if not words:
+            return False
+        x, names = callee.get("x"), []
+        for _ in range(4):  # `tracer`, `s.tracer`, `otel.Tracer("svc")`
+            if not isinstance(x, dict):
+                break
+            fn = x.get("fn") or {}
+            names.append(str(x.get("name") or x.get("sym") or fn.get("name") or fn.get("sym") or ""))
+            x = x.get("x") if x.get("k") != "call" else fn.get("x")
+        return any(w in n.rsplit("/", 1)[-1].lower() for n in names for w in words)
 
     def _literal(self, expr: Expr | None, use: _Use, depth: int) -> tuple[Expr, _Use] | None:
         """The struct literal a value is, when this very value is known: the argument a

@@ -379,9 +379,11 @@ def test_a_graphql_resolver_ctx_is_the_request_context():
     # fixtures/da201_graphql_resolver: gqlgen's `mutationResolver` (catalog
     # `graphql_resolver_types`) runs an export with the resolver's ctx, then records the
     # failure with that same ctx (flagged); the success is recorded through
-    # context.WithoutCancel(ctx) (silent)
+    # context.WithoutCancel(ctx) (silent). The ctx goes through an OpenTelemetry
+    # `tracer.Start(ctx, …)` first (catalog `plain_derivation_methods`): same cancellation.
     result = analyse("da201_graphql_resolver")
-    assert da201_findings(result) == [("DA201", "da201_graphql_resolver/graph/schema.resolvers.go", 12)]
-    f = at(result, "schema.resolvers.go", 12)
+    assert da201_findings(result) == [("DA201", "da201_graphql_resolver/graph/schema.resolvers.go", 19)]
+    f = at(result, "schema.resolvers.go", 19)
     assert "GraphQL resolver ctx of graph.mutationResolver.RunExport" in f.message
-    assert [rel(r.location) for r in f.related] == [("da201_graphql_resolver/graph/schema.resolvers.go", 9)]
+    assert [rel(r.location) for r in f.related] == [("da201_graphql_resolver/graph/schema.resolvers.go", 13)]
+    assert "Start(ctx, …)" in [s.label for s in f.flow]
