@@ -324,3 +324,19 @@ def test_the_default_mux_is_one_per_program(tmp_path, monkeypatch):
         ("DA102", "da102_two_programs/cmd/console/main.go", 29)]
     assert [(r.location.path, r.location.line) for r in moved.findings[0].related] == [
         ("da102_two_programs/cmd/console/main.go", 13)]
+
+
+def test_each_inline_client_timeout_covers_its_own_session_only():
+    # fixtures/da102_session_per_method: three methods each open
+    # `aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))`; two stream
+    # the body (flagged, each with its own stream only), `complete` reads JSON (silent).
+    # The three ClientTimeout expressions are identical: position tells them apart.
+    result = analyse("da102_session_per_method")
+    assert da102(result) == [
+        ("DA102", "da102_session_per_method/llmhub/local_model.py", 14),
+        ("DA102", "da102_session_per_method/llmhub/local_model.py", 22),
+    ]
+    assert [rel(r.location) for r in at(result, "local_model.py").related] == [
+        ("da102_session_per_method/llmhub/local_model.py", 17)]
+    second = finding_at(result, "DA102", "local_model.py", 22)
+    assert [rel(r.location) for r in second.related] == [("da102_session_per_method/llmhub/local_model.py", 25)]

@@ -533,10 +533,17 @@ def _sessions_configured_by(graph: TimeoutGraph, site: SiteFact, path: str, carr
     found: set[str] = set()
     for other, other_path in graph._memo[key]:
         value = other.value
-        inline = value.get("k") == "call" and (value.get("kw") or {}).get("total") == site.value and other_path == path
+        # `ClientSession(timeout=ClientTimeout(total=…))`: the session whose keyword holds this very site
+        inline = value.get("k") == "call" and (value.get("kw") or {}).get("total") == site.value \
+            and other_path == path and _encloses(other.span, site.span)
         if inline or graph.resolve_sym(value, Ctx(other_path)) in carriers:
             found |= graph.carriers(other, other_path)
     return found
+
+
+def _encloses(outer, inner) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and \
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
 
 
 def _stream_reads(graph: TimeoutGraph) -> list[tuple[str, str, dict]]:
