@@ -84,7 +84,7 @@ def run(tree: Any, source: bytes, facts: FileFacts, catalog: Catalog) -> None:
         elif "str" in caps:
             node = caps["str"][0]
             if unquote(ctx.text(node)) in spec.get("stream_content_types", ()):
-                if _sets_response_type(ctx, node):
+                if _sets_response_type(ctx, node, spec):
                     _stream_write(ctx, node, unquote(ctx.text(node)))
                 elif (fn := ctx.function_at(node)) is not None:
                     state(fn)["asks"] = True  # asked of or checked on a response: its body is a stream
@@ -166,11 +166,12 @@ def _stream_write(ctx: GoMarkContext, node: Any, how: str) -> None:
         fn.markers.append({"m": "stream_write", "how": how, "line": line, "col": col})
 
 
-def _sets_response_type(ctx: GoMarkContext, node: Any) -> bool:
+def _sets_response_type(ctx: GoMarkContext, node: Any, spec: dict[str, Any]) -> bool:
     """A streaming content type the code may be answering with, not one it reads or asks
-    for: not compared (`ct == "text/event-stream"`), not tested by a `strings` function,
-    not the value of another header (`req.Header.Set("Accept", "text/event-stream")` on
-    an outgoing request)."""
+    for: not compared (`ct == "text/event-stream"`), not tested by a function of a
+    `type_test_packages` package, not the value of a header other than the
+    `response_type_headers` (`req.Header.Set("Accept", "text/event-stream")` on an
+    outgoing request)."""
     parent = node.parent
     if parent is None:
         return True
@@ -182,11 +183,12 @@ def _sets_response_type(ctx: GoMarkContext, node: Any) -> bool:
     fn = call.child_by_field_name("function") if call is not None else None
     if fn is not None and fn.type == "selector_expression":
         operand = fn.child_by_field_name("operand")
-        if operand is not None and ctx.imports.get(ctx.text(operand)) == "strings":
+        if operand is not None and ctx.imports.get(ctx.text(operand)) in spec.get("type_test_packages", ()):
             return False
     args = [a for a in parent.named_children if a.type != "comment"]
     if len(args) >= 2 and args[-1] == node and args[0].type == "interpreted_string_literal":
-        return unquote(ctx.text(args[0])).lower() == "content-type"
+        headers = {h.lower() for h in spec.get("response_type_headers", ())}
+        return unquote(ctx.text(args[0])).lower() in headers
     return True
 
 
